@@ -1,0 +1,192 @@
+//! The engines. Both run the same element code ([`NodeState::handle`]) over the same
+//! [`Model`]; they differ only in how they order work:
+//!
+//! - [`window`]: the production engine. Time advances in windows `[T, T + W)` where `T` is the
+//!   earliest pending event anywhere (idle time is skipped). Every LP with work in the window
+//!   processes its events in key order, in parallel (rayon); cross-LP messages are exchanged at
+//!   the barrier. With `W <= lookahead` this is exactly a sequential simulation.
+//! - [`reference`]: a plain global event heap, one event at a time. Test support: the
+//!   differential tests require identical results from both.
+
+pub mod event;
+pub mod node;
+pub mod reference;
+pub mod window;
+
+use std::collections::BTreeMap;
+
+use crate::flow::{FlowOutcome, FlowTable};
+use crate::network::{Network, ecmp_hash};
+use crate::packet::{Packet, PacketKind};
+use crate::units::{Bytes, SimTime};
+use event::{Event, EventKey, EventKind, Phase};
+use node::{NodeCounters, NodeState, PortState};
+
+/// Everything read-only during a run.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Topology and routing.
+    pub net: Network,
+    /// Flows.
+    pub flows: FlowTable,
+    /// Seed of all random streams.
+    pub seed: u64,
+}
+
+impl Model {
+    /// The egress port (local index) a packet takes at `node`.
+    #[inline]
+    pub fn egress_port(&self, node: u32, packet: &Packet) -> Option<u32> {
+        let reverse = packet.kind == PacketKind::Ack;
+        match &self.flows.flows[packet.flow as usize].path {
+            Some(path) => {
+                let hops = if reverse { &path.reverse } else { &path.forward };
+                hops.get(packet.hop as usize).copied()
+            }
+            None => self.net.route(node, packet.dst, ecmp_hash(packet.flow, reverse, node)),
+        }
+    }
+
+    /// Smallest packet any flow sends (bytes), for the lookahead.
+    pub fn min_packet(&self) -> Bytes {
+        self.flows.flows.iter().map(|f| f.transport.min_packet(f.size)).min().unwrap_or(Bytes(u64::MAX / 8_000_000_000_000))
+    }
+
+    /// The lookahead: smallest propagation + serialization of the smallest packet over all
+    /// links.
+    pub fn lookahead(&self) -> SimTime {
+        self.net.lookahead(self.min_packet())
+    }
+
+    /// The initial events: one `FlowStart` per flow, at its source host.
+    pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
+        self.flows.flows.iter().enumerate().map(|(i, f)| {
+            let key = EventKey { time: f.start, phase: Phase::FlowStart, origin: f.src, seq: i as u64 };
+            (f.src, Event { key, kind: EventKind::FlowStart { flow: i as u32 } })
+        })
+    }
+}
+
+/// How wide a window is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowMode {
+    /// The lookahead: exact.
+    Exact,
+    /// A fixed width, possibly larger than the lookahead (time quantization: cross-LP arrivals
+    /// are delayed to the next multiple of the width, at least to the window end).
+    Quantized(SimTime),
+}
+
+/// Run parameters of the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Worker threads (1 = no thread pool).
+    pub threads: usize,
+    /// Window width.
+    pub window: WindowMode,
+    /// Stop before events at or after this time; `None` runs until no event is left.
+    pub end: Option<SimTime>,
+}
+
+/// Totals of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Events handled.
+    pub events: u64,
+    /// Packet transmissions (packets × egress ports traversed).
+    pub packet_hops: u64,
+    /// Packets dropped.
+    pub drops: u64,
+    /// Packets that found no route.
+    pub misrouted: u64,
+    /// Windows executed (the reference engine reports 0).
+    pub windows: u64,
+    /// Time of the last event handled.
+    pub last_event: SimTime,
+    /// Window width used (the lookahead in exact mode).
+    pub window: SimTime,
+}
+
+/// Counters of one egress port at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortOutcome {
+    /// Global port id.
+    pub port: u32,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets dropped.
+    pub drops: u64,
+    /// Largest queue seen, packets.
+    pub max_queue_packets: u64,
+    /// Largest queue seen, bytes.
+    pub max_queue_bytes: u64,
+    /// Packets still waiting at the end.
+    pub queued_at_end: u64,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOutput {
+    /// One outcome per flow, by flow id.
+    pub flows: Vec<FlowOutcome>,
+    /// Counters of every port that carried traffic, by global port id.
+    pub ports: Vec<PortOutcome>,
+    /// Totals.
+    pub stats: RunStats,
+}
+
+/// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
+pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a NodeState>, mut stats: RunStats) -> RunOutput {
+    let n = model.flows.len();
+    let mut flows: Vec<FlowOutcome> = (0..n as u32)
+        .map(|flow| FlowOutcome { flow, packets_sent: 0, packets_delivered: 0, packets_dropped: 0, retransmits: 0, end: None })
+        .collect();
+    let mut ports = BTreeMap::new();
+    let mut counters = NodeCounters::default();
+    let mut by_node: Vec<&NodeState> = states.collect();
+    by_node.sort_by_key(|s| s.node);
+    for state in &by_node {
+        counters.events += state.counters.events;
+        counters.packet_hops += state.counters.packet_hops;
+        counters.drops += state.counters.drops;
+        counters.misrouted += state.counters.misrouted;
+        for (&flow, &count) in &state.flow_drops {
+            flows[flow as usize].packets_dropped += count;
+        }
+        for (local, port) in state.ports.iter().enumerate() {
+            if port.tx_packets > 0 || port.drops > 0 {
+                let id = model.net.port_id(state.node, local as u32);
+                ports.insert(id, port_outcome(id, port));
+            }
+        }
+    }
+    for (flow, outcome) in flows.iter_mut().enumerate() {
+        let spec = &model.flows.flows[flow];
+        let find = |node: u32| by_node.binary_search_by_key(&node, |s| s.node).ok().map(|i| by_node[i]);
+        if let Some(Some(sender)) = find(spec.src).and_then(|s| s.senders.get(model.flows.src_slot[flow] as usize)) {
+            (outcome.packets_sent, outcome.retransmits) = sender.counters();
+        }
+        if let Some(Some(receiver)) = find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize)) {
+            (outcome.packets_delivered, outcome.end) = receiver.outcome();
+        }
+    }
+    stats.events = counters.events;
+    stats.packet_hops = counters.packet_hops;
+    stats.drops = counters.drops;
+    stats.misrouted = counters.misrouted;
+    RunOutput { flows, ports: ports.into_values().collect(), stats }
+}
+
+fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
+    PortOutcome {
+        port,
+        tx_packets: state.tx_packets,
+        tx_bytes: state.tx_bytes,
+        drops: state.drops,
+        max_queue_packets: state.max_queue_packets,
+        max_queue_bytes: state.max_queue_bytes,
+        queued_at_end: state.queue.len() as u64,
+    }
+}

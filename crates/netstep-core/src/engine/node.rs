@@ -1,0 +1,225 @@
+//! One logical process: a host or a switch with its egress ports and, on hosts, the flows it
+//! sends and receives. [`NodeState::handle`] is the single piece of element code both engines
+//! run; it only ever talks to the outside through an [`EventSink`].
+
+use std::collections::BTreeMap;
+
+use super::event::{Event, EventKey, EventKind, EventSink, Phase};
+use super::Model;
+use crate::packet::{Packet, PacketKind};
+use crate::queue::Queue;
+use crate::topology::NodeKind;
+use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
+use crate::units::SimTime;
+
+/// Dynamic state of one egress port (queue + transmitter).
+#[derive(Clone, Debug, Default)]
+pub struct PortState {
+    /// The transmitter is busy until this time.
+    pub busy_until: SimTime,
+    /// A `PortReady` event is pending.
+    pub wake_pending: bool,
+    /// Waiting packets.
+    pub queue: Queue,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets dropped at this port.
+    pub drops: u64,
+    /// Largest number of waiting packets seen.
+    pub max_queue_packets: u64,
+    /// Largest number of waiting bytes seen.
+    pub max_queue_bytes: u64,
+}
+
+/// Counters a logical process keeps about itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeCounters {
+    /// Events handled.
+    pub events: u64,
+    /// Packet transmissions started (one per packet per egress port).
+    pub packet_hops: u64,
+    /// Packets dropped here.
+    pub drops: u64,
+    /// Packets that arrived at a host they were not addressed to, or found no route.
+    pub misrouted: u64,
+}
+
+/// State of one logical process.
+#[derive(Clone, Debug)]
+pub struct NodeState {
+    /// Node index.
+    pub node: u32,
+    next_seq: u64,
+    /// Egress ports (local index).
+    pub ports: Vec<PortState>,
+    /// Senders of flows sourced here, by source slot.
+    pub senders: Vec<Option<Sender>>,
+    /// Receivers of flows sinking here, by destination slot.
+    pub receivers: Vec<Option<Receiver>>,
+    /// Drops per flow at this node.
+    pub flow_drops: BTreeMap<u32, u64>,
+    /// Counters.
+    pub counters: NodeCounters,
+    out: TransportOut,
+}
+
+impl NodeState {
+    /// Fresh state for `node` with `degree` idle ports.
+    pub fn new(node: u32, degree: u32) -> NodeState {
+        NodeState {
+            node,
+            next_seq: 0,
+            ports: vec![PortState::default(); degree as usize],
+            senders: Vec::new(),
+            receivers: Vec::new(),
+            flow_drops: BTreeMap::new(),
+            counters: NodeCounters::default(),
+            out: TransportOut::default(),
+        }
+    }
+
+    fn key(&mut self, time: SimTime, phase: Phase) -> EventKey {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        EventKey { time, phase, origin: self.node, seq }
+    }
+
+    /// Handles one event at its time.
+    pub fn handle(&mut self, event: Event, model: &Model, sink: &mut impl EventSink) {
+        let now = event.key.time;
+        self.counters.events += 1;
+        match event.kind {
+            EventKind::PortReady { port } => self.port_ready(port, now, model, sink),
+            EventKind::Arrive(packet) => self.arrive(packet, now, model, sink),
+            EventKind::Timer { flow, token } => {
+                let spec = &model.flows.flows[flow as usize];
+                let slot = model.flows.src_slot[flow as usize] as usize;
+                if let Some(Some(sender)) = self.senders.get_mut(slot) {
+                    sender.on_timer(&spec.transport, token, now, &mut self.out);
+                }
+                self.flush_transport(flow, now, model, sink);
+            }
+            EventKind::FlowStart { flow } => {
+                let spec = &model.flows.flows[flow as usize];
+                let slot = model.flows.src_slot[flow as usize] as usize;
+                if self.senders.len() <= slot {
+                    self.senders.resize(slot + 1, None);
+                }
+                let ends = FlowEnds { flow, src: spec.src, dst: spec.dst, size: spec.size, seed: model.seed };
+                self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
+                self.flush_transport(flow, now, model, sink);
+            }
+        }
+    }
+
+    /// Moves what a transport produced into the NIC and the event queue.
+    fn flush_transport(&mut self, flow: u32, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+        let mut out = std::mem::take(&mut self.out);
+        for (at, token) in out.timers.drain(..) {
+            let key = self.key(at, Phase::Timer);
+            sink.local(Event { key, kind: EventKind::Timer { flow, token } });
+        }
+        for packet in out.packets.drain(..) {
+            self.forward(packet, now, model, sink);
+        }
+        self.out = out;
+    }
+
+    fn arrive(&mut self, packet: Packet, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+        if model.net.node_kind[self.node as usize] == NodeKind::Switch {
+            self.forward(packet, now, model, sink);
+            return;
+        }
+        if packet.dst != self.node {
+            self.counters.misrouted += 1;
+            return;
+        }
+        let flow = packet.flow as usize;
+        let spec = &model.flows.flows[flow];
+        match packet.kind {
+            PacketKind::Data => {
+                let slot = model.flows.dst_slot[flow] as usize;
+                if self.receivers.len() <= slot {
+                    self.receivers.resize(slot + 1, None);
+                }
+                let receiver = self.receivers[slot].get_or_insert_with(|| {
+                    let ends = FlowEnds { flow: packet.flow, src: spec.src, dst: spec.dst, size: spec.size, seed: model.seed };
+                    Receiver::new(&spec.transport, ends)
+                });
+                receiver.on_data(&spec.transport, &packet, now, &mut self.out);
+            }
+            PacketKind::Ack => {
+                let slot = model.flows.src_slot[flow] as usize;
+                if let Some(Some(sender)) = self.senders.get_mut(slot) {
+                    sender.on_ack(&spec.transport, &packet, now, &mut self.out);
+                }
+            }
+        }
+        self.flush_transport(packet.flow, now, model, sink);
+    }
+
+    /// Routes a packet to an egress port and offers it there.
+    fn forward(&mut self, packet: Packet, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+        let Some(local) = model.egress_port(self.node, &packet) else {
+            self.counters.misrouted += 1;
+            return;
+        };
+        let global = model.net.port_id(self.node, local);
+        let limit = model.net.class_of(global).buffer;
+        let port = &mut self.ports[local as usize];
+        if port.busy_until <= now && !port.wake_pending && port.queue.is_empty() {
+            self.transmit(local, packet, now, model, sink);
+            return;
+        }
+        match port.queue.enqueue(packet, limit) {
+            Ok(()) => {
+                port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
+                port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
+                if !port.wake_pending {
+                    port.wake_pending = true;
+                    let at = port.busy_until.max(now);
+                    let key = self.key(at, Phase::PortReady);
+                    sink.local(Event { key, kind: EventKind::PortReady { port: local } });
+                }
+            }
+            Err(_) => {
+                port.drops += 1;
+                self.counters.drops += 1;
+                *self.flow_drops.entry(packet.flow).or_insert(0) += 1;
+            }
+        }
+    }
+
+    fn port_ready(&mut self, local: u32, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+        let port = &mut self.ports[local as usize];
+        port.wake_pending = false;
+        let Some(packet) = port.queue.dequeue() else { return };
+        self.transmit(local, packet, now, model, sink);
+        let port = &mut self.ports[local as usize];
+        if !port.queue.is_empty() {
+            port.wake_pending = true;
+            let at = port.busy_until;
+            let key = self.key(at, Phase::PortReady);
+            sink.local(Event { key, kind: EventKind::PortReady { port: local } });
+        }
+    }
+
+    /// Starts serializing `packet` on `local` at `now`; the far end receives it once the last
+    /// bit has propagated.
+    fn transmit(&mut self, local: u32, mut packet: Packet, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+        let global = model.net.port_id(self.node, local);
+        let class = model.net.class_of(global);
+        let serialization = class.rate.serialization(crate::units::Bytes(packet.size_bytes as u64));
+        let port = &mut self.ports[local as usize];
+        port.busy_until = now + serialization;
+        port.tx_packets += 1;
+        port.tx_bytes += packet.size_bytes as u64;
+        self.counters.packet_hops += 1;
+        packet.hop = packet.hop.saturating_add(1);
+        let peer = model.net.port_peer[global as usize];
+        let key = self.key(now + serialization + class.delay, Phase::Arrive);
+        sink.remote(peer, Event { key, kind: EventKind::Arrive(packet) });
+    }
+}

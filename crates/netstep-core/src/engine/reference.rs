@@ -1,0 +1,56 @@
+//! The sequential reference engine: one global event heap, one event at a time, in key order.
+//! Test support for the differential tests (the window engine must produce identical output);
+//! it shares all element code with the window engine and is deliberately simple.
+
+use std::collections::BinaryHeap;
+
+use super::event::{Event, EventSink};
+use super::node::NodeState;
+use super::{Model, RunOutput, RunStats, collect_output};
+use crate::units::SimTime;
+
+/// Heap entry: the event and the LP it is for (ordered by the event alone; keys are unique).
+#[derive(PartialEq, Eq)]
+struct Entry(Event, u32);
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+struct GlobalSink<'a> {
+    heap: &'a mut BinaryHeap<Entry>,
+    current: u32,
+}
+
+impl EventSink for GlobalSink<'_> {
+    fn local(&mut self, event: Event) {
+        self.heap.push(Entry(event, self.current));
+    }
+    fn remote(&mut self, node: u32, event: Event) {
+        self.heap.push(Entry(event, node));
+    }
+}
+
+/// Runs `model` sequentially until no event is left or `end` is reached.
+pub fn run(model: &Model, end: Option<SimTime>) -> RunOutput {
+    let mut states: Vec<Option<NodeState>> = vec![None; model.net.n_nodes()];
+    let mut heap: BinaryHeap<Entry> = model.initial_events().map(|(node, e)| Entry(e, node)).collect();
+    let mut last = SimTime::ZERO;
+    while let Some(Entry(event, node)) = heap.pop() {
+        if end.is_some_and(|e| event.key.time >= e) {
+            break;
+        }
+        last = event.key.time;
+        let state = states[node as usize].get_or_insert_with(|| NodeState::new(node, model.net.degree(node)));
+        state.handle(event, model, &mut GlobalSink { heap: &mut heap, current: node });
+    }
+    let stats = RunStats { last_event: last, window: SimTime::ZERO, ..RunStats::default() };
+    collect_output(model, states.iter().flatten(), stats)
+}

@@ -1,0 +1,128 @@
+//! Flows: the read-only flow table (who sends what to whom, when, with which transport and
+//! optional explicit path) and the per-flow outcome the run reports.
+
+use crate::network::{Network, ecmp_hash};
+use crate::transport::TransportSpec;
+use crate::units::{Bytes, SimTime};
+
+/// An explicit path: the local egress port to use at each hop, for data and for ACKs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplicitPath {
+    /// Local port at hop `h` of the data direction (hop 0 is the sender's NIC).
+    pub forward: Box<[u32]>,
+    /// Local port at hop `h` of the ACK direction.
+    pub reverse: Box<[u32]>,
+}
+
+/// One flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    /// Sending host (node index).
+    pub src: u32,
+    /// Receiving host (node index).
+    pub dst: u32,
+    /// Start time.
+    pub start: SimTime,
+    /// Payload bytes to deliver (open loop: packets × packet size).
+    pub size: Bytes,
+    /// Transport and its parameters.
+    pub transport: TransportSpec,
+    /// Explicit path, or `None` for ECMP.
+    pub path: Option<Box<ExplicitPath>>,
+}
+
+/// All flows, plus each flow's slot at its sender and receiver host.
+#[derive(Clone, Debug, Default)]
+pub struct FlowTable {
+    /// Flows by index (= flow id).
+    pub flows: Vec<FlowSpec>,
+    /// Index of the flow among the flows sent by its source host.
+    pub src_slot: Vec<u32>,
+    /// Index of the flow among the flows received by its destination host.
+    pub dst_slot: Vec<u32>,
+}
+
+impl FlowTable {
+    /// Builds the table and assigns per-host slots (dense, in flow order).
+    pub fn new(flows: Vec<FlowSpec>, n_nodes: usize) -> FlowTable {
+        let mut sent = vec![0u32; n_nodes];
+        let mut received = vec![0u32; n_nodes];
+        let mut src_slot = Vec::with_capacity(flows.len());
+        let mut dst_slot = Vec::with_capacity(flows.len());
+        for f in &flows {
+            src_slot.push(sent[f.src as usize]);
+            sent[f.src as usize] += 1;
+            dst_slot.push(received[f.dst as usize]);
+            received[f.dst as usize] += 1;
+        }
+        FlowTable { flows, src_slot, dst_slot }
+    }
+
+    /// Number of flows.
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+    /// True when there are no flows.
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+}
+
+/// The egress ports a flow's data (or ACKs, with `reverse`) traverse: `(node, local port)` per
+/// hop, from the sender's NIC to the last switch. `None` if routing cannot reach the peer.
+pub fn flow_route(net: &Network, flows: &FlowTable, flow: u32, reverse: bool) -> Option<Vec<(u32, u32)>> {
+    let spec = &flows.flows[flow as usize];
+    let (src, dst) = if reverse { (spec.dst, spec.src) } else { (spec.src, spec.dst) };
+    let mut hops = Vec::new();
+    let mut node = src;
+    while node != dst {
+        let local = match &spec.path {
+            Some(path) => *(if reverse { &path.reverse } else { &path.forward }).get(hops.len())?,
+            None => net.route(node, dst, ecmp_hash(flow, reverse, node))?,
+        };
+        hops.push((node, local));
+        node = net.port_peer[net.port_id(node, local) as usize];
+        if hops.len() > net.n_nodes() {
+            return None;
+        }
+    }
+    Some(hops)
+}
+
+/// Flow completion time on an otherwise empty network: the first packet's store-and-forward
+/// latency over the path, plus every further packet's serialization at the path's bottleneck
+/// (open loop: or its sending interval, if slower).
+pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> {
+    let spec = &flows.flows[flow as usize];
+    let hops = flow_route(net, flows, flow, false)?;
+    let packets = spec.transport.packet_sizes(spec.size);
+    let first = packets.first().copied().unwrap_or(Bytes(0));
+    let mut latency = SimTime::ZERO;
+    let mut bottleneck = u64::MAX;
+    for &(node, local) in &hops {
+        let class = net.class_of(net.port_id(node, local));
+        latency = latency + class.delay + class.rate.serialization(first);
+        bottleneck = bottleneck.min(class.rate.0);
+    }
+    let bottleneck = crate::units::BitsPerSec(bottleneck);
+    let spacing = spec.transport.min_spacing();
+    let rest: u64 = packets.iter().skip(1).map(|&size| bottleneck.serialization(size).0.max(spacing.0)).sum();
+    Some(latency + SimTime(rest))
+}
+
+/// What happened to one flow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowOutcome {
+    /// Flow id.
+    pub flow: u32,
+    /// Data packets put on the wire by the sender, retransmissions included.
+    pub packets_sent: u64,
+    /// Distinct data packets that reached the receiver.
+    pub packets_delivered: u64,
+    /// Packets of this flow (data or ACK) dropped anywhere.
+    pub packets_dropped: u64,
+    /// Data packets sent again.
+    pub retransmits: u64,
+    /// When the receiver had every byte, if it did.
+    pub end: Option<SimTime>,
+}

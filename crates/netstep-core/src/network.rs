@@ -1,0 +1,341 @@
+//! The compiled network: dense, read-only port tables (struct of arrays) and routing. Built
+//! once from a [`TopologySpec`]; shared by every logical process during the run.
+//!
+//! Memory: per egress port 6 bytes here (peer node + link class) and nothing else until the
+//! port first carries a packet (its dynamic state lives in the owning LP, allocated lazily).
+
+use std::collections::VecDeque;
+
+use crate::topology::{FatTree, LinkClass, NodeKind, RoutingKind, TopologySpec};
+use crate::units::{Bytes, SimTime};
+
+/// Errors found while compiling a topology.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NetworkError {
+    /// A link joins a node to itself.
+    #[error("link {link} connects node {node:?} to itself")]
+    SelfLoop {
+        /// Link index.
+        link: usize,
+        /// Node name.
+        node: String,
+    },
+    /// A link names a node index that does not exist.
+    #[error("link {link} names node index {node}, but there are only {n_nodes} nodes")]
+    NoSuchNode {
+        /// Link index.
+        link: usize,
+        /// Offending node index.
+        node: u32,
+        /// Node count.
+        n_nodes: usize,
+    },
+    /// A host with a number of links other than one.
+    #[error("host {host:?} has {links} links; a host must have exactly one link")]
+    HostDegree {
+        /// Host name.
+        host: String,
+        /// Its link count.
+        links: usize,
+    },
+    /// A link class with a zero rate.
+    #[error("link class {class} has rate 0; rates must be positive")]
+    ZeroRate {
+        /// Class index.
+        class: usize,
+    },
+}
+
+/// Routing state: arithmetic for FatTrees, distance tables for everything else.
+#[derive(Clone, Debug)]
+pub enum Routing {
+    /// FatTree address arithmetic.
+    FatTree(FatTree),
+    /// Shortest-path ECMP over per-destination-attachment distance tables.
+    ShortestPath(ShortestPathTables),
+}
+
+/// Distances (in hops) from every node to every host attachment node, computed by BFS that
+/// never transits a host. One table per attachment switch, not per host.
+#[derive(Clone, Debug)]
+pub struct ShortestPathTables {
+    /// For each host: index into `attach_nodes`; `u32::MAX` for switches.
+    host_attach: Vec<u32>,
+    /// The distinct attachment nodes.
+    attach_nodes: Vec<u32>,
+    /// `dist[a * n_nodes + v]`: hops from `v` to attachment node `a`; `u16::MAX` if unreachable.
+    dist: Vec<u16>,
+    n_nodes: usize,
+}
+
+/// The compiled, read-only network.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// Host or switch, per node.
+    pub node_kind: Vec<NodeKind>,
+    /// Ports of node `n` are `port_offset[n]..port_offset[n + 1]` (global port ids).
+    pub port_offset: Vec<u32>,
+    /// Node at the far end of each egress port.
+    pub port_peer: Vec<u32>,
+    /// Link class of each egress port.
+    pub port_class: Vec<u16>,
+    /// Link classes.
+    pub classes: Vec<LinkClass>,
+    /// Routing.
+    pub routing: Routing,
+}
+
+impl Network {
+    /// Compiles a topology into port tables and routing.
+    pub fn compile(spec: &TopologySpec) -> Result<Network, NetworkError> {
+        let n_nodes = spec.nodes.len();
+        for (class, c) in spec.classes.iter().enumerate() {
+            if c.rate.0 == 0 {
+                return Err(NetworkError::ZeroRate { class });
+            }
+        }
+        let mut degree = vec![0u32; n_nodes + 1];
+        for (i, link) in spec.links.iter().enumerate() {
+            for node in [link.a, link.b] {
+                if node as usize >= n_nodes {
+                    return Err(NetworkError::NoSuchNode { link: i, node, n_nodes });
+                }
+            }
+            if link.a == link.b {
+                return Err(NetworkError::SelfLoop { link: i, node: spec.nodes[link.a as usize].name.clone() });
+            }
+            degree[link.a as usize] += 1;
+            degree[link.b as usize] += 1;
+        }
+        for (n, node) in spec.nodes.iter().enumerate() {
+            if node.kind == NodeKind::Host && degree[n] != 1 {
+                return Err(NetworkError::HostDegree { host: node.name.clone(), links: degree[n] as usize });
+            }
+        }
+        let mut port_offset = Vec::with_capacity(n_nodes + 1);
+        let mut total = 0u32;
+        for d in &degree[..n_nodes] {
+            port_offset.push(total);
+            total += d;
+        }
+        port_offset.push(total);
+        let mut fill = port_offset.clone();
+        let mut port_peer = vec![0u32; total as usize];
+        let mut port_class = vec![0u16; total as usize];
+        for link in &spec.links {
+            for (from, to) in [(link.a, link.b), (link.b, link.a)] {
+                let p = fill[from as usize] as usize;
+                fill[from as usize] += 1;
+                port_peer[p] = to;
+                port_class[p] = link.class;
+            }
+        }
+        let node_kind: Vec<NodeKind> = spec.nodes.iter().map(|n| n.kind).collect();
+        let mut network = Network {
+            node_kind,
+            port_offset,
+            port_peer,
+            port_class,
+            classes: spec.classes.clone(),
+            routing: Routing::FatTree(FatTree { k: 2, hosts_per_edge: 1 }),
+        };
+        network.routing = match spec.routing {
+            RoutingKind::FatTree(shape) => Routing::FatTree(shape),
+            RoutingKind::ShortestPath => Routing::ShortestPath(ShortestPathTables::build(&network)),
+        };
+        Ok(network)
+    }
+
+    /// Number of nodes (= logical processes).
+    pub fn n_nodes(&self) -> usize {
+        self.node_kind.len()
+    }
+    /// Number of egress ports.
+    pub fn n_ports(&self) -> usize {
+        self.port_peer.len()
+    }
+    /// Number of ports at `node`.
+    #[inline]
+    pub fn degree(&self, node: u32) -> u32 {
+        self.port_offset[node as usize + 1] - self.port_offset[node as usize]
+    }
+    /// Global id of local port `local` at `node`.
+    #[inline]
+    pub fn port_id(&self, node: u32, local: u32) -> u32 {
+        self.port_offset[node as usize] + local
+    }
+    /// Link class of a global port.
+    #[inline]
+    pub fn class_of(&self, port: u32) -> &LinkClass {
+        &self.classes[self.port_class[port as usize] as usize]
+    }
+    /// The local port at `node` whose link leads to `peer`, if any.
+    pub fn port_towards(&self, node: u32, peer: u32) -> Option<u32> {
+        let start = self.port_offset[node as usize];
+        (0..self.degree(node)).find(|&l| self.port_peer[(start + l) as usize] == peer)
+    }
+
+    /// The local port at `node` that ECMP routing picks for a packet to host `dst` with flow
+    /// hash `hash`; `None` if `dst` is unreachable from `node`.
+    #[inline]
+    pub fn route(&self, node: u32, dst: u32, hash: u64) -> Option<u32> {
+        match &self.routing {
+            Routing::FatTree(shape) => Some(shape.next_port(node, dst, hash)),
+            Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
+        }
+    }
+
+    /// The smallest lookahead over all links for packets of at least `min_packet` bytes:
+    /// propagation + serialization of the smallest packet.
+    pub fn lookahead(&self, min_packet: Bytes) -> SimTime {
+        self.classes.iter().map(|c| c.delay + c.rate.serialization(min_packet)).min().unwrap_or(SimTime::MAX)
+    }
+}
+
+impl ShortestPathTables {
+    fn build(net: &Network) -> ShortestPathTables {
+        let n_nodes = net.n_nodes();
+        let mut host_attach = vec![u32::MAX; n_nodes];
+        let mut attach_nodes: Vec<u32> = Vec::new();
+        let mut attach_index = vec![u32::MAX; n_nodes];
+        for n in 0..n_nodes as u32 {
+            if net.node_kind[n as usize] == NodeKind::Host {
+                let a = net.port_peer[net.port_offset[n as usize] as usize];
+                if attach_index[a as usize] == u32::MAX {
+                    attach_index[a as usize] = attach_nodes.len() as u32;
+                    attach_nodes.push(a);
+                }
+                host_attach[n as usize] = attach_index[a as usize];
+            }
+        }
+        let mut dist = vec![u16::MAX; attach_nodes.len() * n_nodes];
+        let mut frontier = VecDeque::new();
+        for (ai, &a) in attach_nodes.iter().enumerate() {
+            let row = &mut dist[ai * n_nodes..(ai + 1) * n_nodes];
+            row[a as usize] = 0;
+            frontier.clear();
+            // A host attached to another host: the destination host is the attachment itself;
+            // nothing transits it, so the BFS stops there.
+            if net.node_kind[a as usize] == NodeKind::Switch {
+                frontier.push_back(a);
+            }
+            while let Some(u) = frontier.pop_front() {
+                let du = row[u as usize];
+                for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
+                    let v = net.port_peer[p as usize];
+                    if row[v as usize] == u16::MAX {
+                        row[v as usize] = du + 1;
+                        if net.node_kind[v as usize] == NodeKind::Switch {
+                            frontier.push_back(v);
+                        }
+                    }
+                }
+            }
+        }
+        ShortestPathTables { host_attach, attach_nodes, dist, n_nodes }
+    }
+
+    fn next_port(&self, net: &Network, node: u32, dst: u32, hash: u64) -> Option<u32> {
+        let ai = *self.host_attach.get(dst as usize)?;
+        if ai == u32::MAX {
+            return None;
+        }
+        let attach = self.attach_nodes[ai as usize];
+        if node == attach {
+            return net.port_towards(node, dst);
+        }
+        let row = &self.dist[ai as usize * self.n_nodes..(ai as usize + 1) * self.n_nodes];
+        let here = row[node as usize];
+        if here == u16::MAX {
+            return None;
+        }
+        let start = net.port_offset[node as usize];
+        let degree = net.degree(node);
+        let is_next = |l: u32| {
+            let v = net.port_peer[(start + l) as usize];
+            row[v as usize] == here - 1 && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
+        };
+        let count = (0..degree).filter(|&l| is_next(l)).count() as u64;
+        if count == 0 {
+            return None;
+        }
+        let pick = hash % count;
+        (0..degree).filter(|&l| is_next(l)).nth(pick as usize)
+    }
+}
+
+/// Mixes a flow id, a packet kind and a node into an ECMP hash (splitmix64 finalizer), so the
+/// choice is deterministic and independent across switches.
+#[inline]
+pub fn ecmp_hash(flow: u32, reverse: bool, node: u32) -> u64 {
+    let mut z = ((flow as u64) << 33 | (reverse as u64) << 32 | node as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{FatTree, fat_tree, leaf_spine};
+    use crate::units::{BitsPerSec, BufferSize};
+
+    fn class() -> LinkClass {
+        LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(10) }
+    }
+
+    /// Walks routing from `src` to `dst` and returns the nodes visited.
+    fn walk(net: &Network, src: u32, dst: u32, flow: u32) -> Vec<u32> {
+        let mut path = vec![src];
+        let mut node = src;
+        while node != dst {
+            let local = net.route(node, dst, ecmp_hash(flow, false, node)).expect("route");
+            node = net.port_peer[net.port_id(node, local) as usize];
+            path.push(node);
+            assert!(path.len() < 16, "routing loop {path:?}");
+        }
+        path
+    }
+
+    #[test]
+    fn fat_tree_routes_reach_every_host_on_shortest_paths() {
+        let shape = FatTree { k: 4, hosts_per_edge: 2 };
+        let net = Network::compile(&fat_tree(shape, class(), class())).unwrap();
+        assert_eq!(net.n_nodes(), 16 + 8 + 8 + 4);
+        for src in 0..16 {
+            for dst in 0..16 {
+                if src == dst {
+                    continue;
+                }
+                let path = walk(&net, src, dst, src * 16 + dst);
+                let expected = if src / 2 == dst / 2 {
+                    3
+                } else if src / 4 == dst / 4 {
+                    5
+                } else {
+                    7
+                };
+                assert_eq!(path.len(), expected, "{src}->{dst}: {path:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn ecmp_spreads_flows_over_uplinks() {
+        let shape = FatTree { k: 8, hosts_per_edge: 4 };
+        let net = Network::compile(&fat_tree(shape, class(), class())).unwrap();
+        let mut cores = std::collections::BTreeSet::new();
+        for flow in 0..200 {
+            let path = walk(&net, 0, 127, flow);
+            cores.insert(path[3]);
+        }
+        assert_eq!(cores.len(), 16, "all 16 cores used");
+    }
+
+    #[test]
+    fn shortest_path_tables_route_leaf_spine() {
+        let net = Network::compile(&leaf_spine(4, 3, 2, class(), class())).unwrap();
+        assert_eq!(walk(&net, 0, 1, 1).len(), 3);
+        assert_eq!(walk(&net, 0, 7, 1).len(), 5);
+    }
+}

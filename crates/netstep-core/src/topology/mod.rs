@@ -1,0 +1,98 @@
+//! Topologies: generators that produce a [`TopologySpec`] (nodes, links in port order, and the
+//! routing that fits them). The spec is what the scenario crate spawns into the World and what
+//! [`crate::network::Network::compile`] turns into dense port tables.
+
+mod dumbbell;
+mod fat_tree;
+mod leaf_spine;
+
+pub use dumbbell::dumbbell;
+pub use fat_tree::{FatTree, fat_tree};
+pub use leaf_spine::leaf_spine;
+
+use crate::units::{BitsPerSec, BufferSize, SimTime};
+
+/// Host or switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// An end host: runs transports, has network interfaces, never forwards.
+    Host,
+    /// A switch: forwards packets between its ports.
+    Switch,
+}
+
+impl NodeKind {
+    /// The name used in traces.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NodeKind::Host => "host",
+            NodeKind::Switch => "switch",
+        }
+    }
+}
+
+/// Rate, propagation delay and egress buffer of a link (the same in both directions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LinkClass {
+    /// Line rate.
+    pub rate: BitsPerSec,
+    /// Propagation delay.
+    pub delay: SimTime,
+    /// Egress buffer at each end.
+    pub buffer: BufferSize,
+}
+
+/// One node of a topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Host or switch.
+    pub kind: NodeKind,
+    /// Display name (unique within the topology).
+    pub name: String,
+}
+
+/// A bidirectional link between two nodes. Each end gets an egress port; a node's ports are
+/// numbered in the order its links appear in [`TopologySpec::links`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    /// One end (node index).
+    pub a: u32,
+    /// Other end (node index).
+    pub b: u32,
+    /// Index into [`TopologySpec::classes`].
+    pub class: u16,
+}
+
+/// How packets find their way: arithmetic for the regular topologies, shortest-path ECMP
+/// tables for anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    /// FatTree address arithmetic (no tables); see [`FatTree`].
+    FatTree(FatTree),
+    /// Shortest paths with ECMP, tables built per destination attachment node.
+    ShortestPath,
+}
+
+/// A whole topology, ready to spawn or compile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologySpec {
+    /// Nodes, indexed by node id.
+    pub nodes: Vec<NodeSpec>,
+    /// Links in port order.
+    pub links: Vec<LinkSpec>,
+    /// Link classes referenced by `links`.
+    pub classes: Vec<LinkClass>,
+    /// Routing that fits this topology.
+    pub routing: RoutingKind,
+}
+
+impl TopologySpec {
+    /// Node index by name (linear search; used for scenario validation, not on hot paths).
+    pub fn node_by_name(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
+    /// Indices of all hosts, ascending.
+    pub fn hosts(&self) -> Vec<u32> {
+        (0..self.nodes.len() as u32).filter(|&i| self.nodes[i as usize].kind == NodeKind::Host).collect()
+    }
+}

@@ -1,0 +1,150 @@
+//! Transports: the senders and receivers that run on hosts. One transport per file, dispatched
+//! through the [`Sender`] / [`Receiver`] enums (no `dyn`). Later congestion controls (CUBIC,
+//! DCTCP, DCQCN, BBR, REAL's generic/JK/DEC sources) are further variants.
+//!
+//! A transport never touches the network directly: it writes packets and timers into a
+//! [`TransportOut`], which its host's logical process turns into NIC enqueues and events.
+
+mod newreno;
+mod open_loop;
+
+pub use newreno::{NewRenoReceiver, NewRenoSender, NewRenoSpec};
+pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec};
+
+use crate::packet::Packet;
+use crate::units::{Bytes, SimTime};
+
+/// Transport choice and parameters of one flow.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransportSpec {
+    /// Unacknowledged packets at a fixed (or exponential) interval.
+    OpenLoop(OpenLoopSpec),
+    /// TCP NewReno (RFC 6582) with cumulative ACKs.
+    NewReno(NewRenoSpec),
+}
+
+impl TransportSpec {
+    /// Wire sizes of the data packets a flow of `size` payload bytes sends, in order.
+    pub fn packet_sizes(&self, size: Bytes) -> Vec<Bytes> {
+        match self {
+            TransportSpec::OpenLoop(s) => vec![s.packet_size; s.n_packets as usize],
+            TransportSpec::NewReno(s) => (0..s.n_segments(size)).map(|i| Bytes(s.segment_wire_bytes(size, i) as u64)).collect(),
+        }
+    }
+    /// Smallest packet this transport ever puts on the wire (for the lookahead).
+    pub fn min_packet(&self, size: Bytes) -> Bytes {
+        match self {
+            TransportSpec::OpenLoop(s) => s.packet_size,
+            TransportSpec::NewReno(s) => {
+                let last = s.segment_wire_bytes(size, s.n_segments(size).saturating_sub(1));
+                Bytes(s.header_bytes.min(last) as u64)
+            }
+        }
+    }
+    /// Minimum spacing between consecutive data packets imposed by the source itself.
+    pub fn min_spacing(&self) -> SimTime {
+        match self {
+            TransportSpec::OpenLoop(s) => s.interval,
+            TransportSpec::NewReno(_) => SimTime::ZERO,
+        }
+    }
+}
+
+/// Packets and timers a transport asks for.
+#[derive(Clone, Debug, Default)]
+pub struct TransportOut {
+    /// Packets to put into the host's NIC queue, in order.
+    pub packets: Vec<Packet>,
+    /// Timers to set: `(time, token)`; the token comes back in the timer event.
+    pub timers: Vec<(SimTime, u32)>,
+}
+
+/// The sending side of a flow.
+#[derive(Clone, Debug)]
+pub enum Sender {
+    /// Open-loop source.
+    OpenLoop(OpenLoopSender),
+    /// NewReno sender.
+    NewReno(Box<NewRenoSender>),
+}
+
+/// The receiving side of a flow.
+#[derive(Clone, Debug)]
+pub enum Receiver {
+    /// Counts open-loop packets.
+    OpenLoop(OpenLoopReceiver),
+    /// Reassembles and acknowledges TCP segments.
+    NewReno(NewRenoReceiver),
+}
+
+/// Identity of a flow as its endpoints see it.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowEnds {
+    /// Flow id.
+    pub flow: u32,
+    /// Sender node.
+    pub src: u32,
+    /// Receiver node.
+    pub dst: u32,
+    /// Payload bytes.
+    pub size: Bytes,
+    /// Simulation seed (for keyed random streams).
+    pub seed: u64,
+}
+
+impl Sender {
+    /// Creates the sender and starts it at `now`.
+    pub fn start(spec: &TransportSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> Sender {
+        match spec {
+            TransportSpec::OpenLoop(s) => Sender::OpenLoop(OpenLoopSender::start(s, ends, now, out)),
+            TransportSpec::NewReno(s) => Sender::NewReno(Box::new(NewRenoSender::start(s, ends, now, out))),
+        }
+    }
+    /// An ACK for this flow arrived.
+    pub fn on_ack(&mut self, spec: &TransportSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+        match (self, spec) {
+            (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_ack(p, ack, now, out),
+            (Sender::OpenLoop(_), _) | (Sender::NewReno(_), _) => {}
+        }
+    }
+    /// A timer this sender set fired.
+    pub fn on_timer(&mut self, spec: &TransportSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+        match (self, spec) {
+            (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
+            (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_timer(p, token, now, out),
+            _ => {}
+        }
+    }
+    /// `(data packets sent, retransmissions)`.
+    pub fn counters(&self) -> (u64, u64) {
+        match self {
+            Sender::OpenLoop(s) => (s.sent as u64, 0),
+            Sender::NewReno(s) => (s.packets_sent, s.retransmits),
+        }
+    }
+}
+
+impl Receiver {
+    /// Creates the receiver for a flow.
+    pub fn new(spec: &TransportSpec, ends: FlowEnds) -> Receiver {
+        match spec {
+            TransportSpec::OpenLoop(s) => Receiver::OpenLoop(OpenLoopReceiver::new(s)),
+            TransportSpec::NewReno(s) => Receiver::NewReno(NewRenoReceiver::new(s, ends)),
+        }
+    }
+    /// A data packet arrived.
+    pub fn on_data(&mut self, spec: &TransportSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
+        match (self, spec) {
+            (Receiver::OpenLoop(r), _) => r.on_data(data, now),
+            (Receiver::NewReno(r), TransportSpec::NewReno(p)) => r.on_data(p, data, now, out),
+            _ => {}
+        }
+    }
+    /// `(distinct data packets delivered, completion time)`.
+    pub fn outcome(&self) -> (u64, Option<SimTime>) {
+        match self {
+            Receiver::OpenLoop(r) => (r.delivered as u64, r.completed),
+            Receiver::NewReno(r) => (r.delivered, r.completed),
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Open-loop source: sends a fixed number of equal-size packets, one every `interval` (or with
+//! exponentially distributed gaps of that mean, i.e. a Poisson packet process), and never
+//! listens for feedback. The source of the Days / ns.py baselines and of the M/M/1 and M/D/1
+//! queueing scenarios. The receiver only counts.
+
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp};
+use rand_pcg::Pcg64Mcg;
+
+use super::{FlowEnds, TransportOut};
+use crate::packet::{Packet, PacketKind};
+use crate::units::{Bytes, SimTime};
+
+/// Parameters of an open-loop source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenLoopSpec {
+    /// Wire size of every packet.
+    pub packet_size: Bytes,
+    /// Packets to send.
+    pub n_packets: u32,
+    /// Gap between packet starts (the mean gap when `exponential`).
+    pub interval: SimTime,
+    /// Draw gaps from an exponential distribution instead of a constant.
+    pub exponential: bool,
+}
+
+/// Sender state.
+#[derive(Clone, Debug)]
+pub struct OpenLoopSender {
+    ends: FlowEnds,
+    /// Packets sent so far.
+    pub sent: u32,
+    rng: Option<Pcg64Mcg>,
+}
+
+/// Mixes the seed with an entity id into an independent stream seed (keyed RNG streams: no
+/// draw depends on scheduling or thread order).
+pub fn stream_seed(seed: u64, stream: u64, entity: u64) -> u64 {
+    crate::network::ecmp_hash((entity & 0xffff_ffff) as u32, false, (entity >> 32) as u32) ^ seed.rotate_left(17) ^ stream.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+impl OpenLoopSender {
+    /// Starts the source: the first packet leaves at `now`.
+    pub fn start(spec: &OpenLoopSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> OpenLoopSender {
+        let rng = spec.exponential.then(|| Pcg64Mcg::seed_from_u64(stream_seed(ends.seed, 1, ends.flow as u64)));
+        let mut sender = OpenLoopSender { ends, sent: 0, rng };
+        if spec.n_packets > 0 {
+            sender.send_next(spec, now, out);
+        }
+        sender
+    }
+
+    /// The timer for packet `token` fired.
+    pub fn on_timer(&mut self, spec: &OpenLoopSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+        if token == self.sent && self.sent < spec.n_packets {
+            self.send_next(spec, now, out);
+        }
+    }
+
+    fn send_next(&mut self, spec: &OpenLoopSpec, now: SimTime, out: &mut TransportOut) {
+        out.packets.push(Packet {
+            flow: self.ends.flow,
+            number: self.sent,
+            seq: self.sent,
+            dst: self.ends.dst,
+            sent_ps: now.0,
+            size_bytes: spec.packet_size.0 as u32,
+            kind: PacketKind::Data,
+            hop: 0,
+            ecn: 0,
+        });
+        self.sent += 1;
+        if self.sent < spec.n_packets {
+            let gap = match &mut self.rng {
+                Some(rng) => {
+                    let exp = Exp::new(1.0 / spec.interval.0 as f64).expect("interval validated positive");
+                    SimTime(exp.sample(rng).round() as u64)
+                }
+                None => spec.interval,
+            };
+            out.timers.push((now + gap, self.sent));
+        }
+    }
+}
+
+/// Receiver state: counts packets.
+#[derive(Clone, Debug)]
+pub struct OpenLoopReceiver {
+    expected: u32,
+    /// Packets received.
+    pub delivered: u32,
+    /// When the last packet arrived, once all have.
+    pub completed: Option<SimTime>,
+}
+
+impl OpenLoopReceiver {
+    /// A receiver expecting `spec.n_packets` packets.
+    pub fn new(spec: &OpenLoopSpec) -> OpenLoopReceiver {
+        OpenLoopReceiver { expected: spec.n_packets, delivered: 0, completed: None }
+    }
+    /// Counts one packet.
+    pub fn on_data(&mut self, _data: &Packet, now: SimTime) {
+        self.delivered += 1;
+        if self.delivered == self.expected {
+            self.completed = Some(now);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The model as a bevy_ecs World: nodes, links and flows are entities; configuration and
+//! results are components; setup, injection and flushing are systems run by single-threaded
+//! schedules (DESIGN.md measured 13-18 µs per multi-threaded schedule run vs 0.04-0.3 µs
+//! single-threaded).
+//!
+//! The per-window hot path does not iterate the World: [`compile_network`] and
+//! [`inject_flows`] turn the entities into the dense, read-only [`Model`] (struct-of-arrays port
+//! tables, flow table) that the engines share, and [`record_outcomes`] writes each flow's
+//! result back onto its entity, where the trace writer reads it. ARCHITECTURE.md records the
+//! measurements behind this split.
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::SingleThreadedExecutor;
+
+use crate::engine::{Model, RunOutput};
+use crate::flow::{FlowOutcome, FlowSpec, FlowTable};
+use crate::network::{Network, NetworkError};
+use crate::topology::{LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec};
+
+/// Node index (= logical process id).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeId(pub u32);
+
+/// Host or switch.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRole(pub NodeKind);
+
+/// Display name of a node.
+#[derive(Component, Clone, Debug, PartialEq, Eq)]
+pub struct NodeName(pub String);
+
+/// A bidirectional link; `id` orders the ports of each node.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// Link index (port order).
+    pub id: u32,
+    /// The link itself.
+    pub spec: LinkSpec,
+}
+
+/// A flow entity's specification.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Flow {
+    /// Flow id.
+    pub id: u32,
+    /// What it sends.
+    pub spec: FlowSpec,
+}
+
+/// A flow entity's outcome, written by [`record_outcomes`].
+#[derive(Component, Clone, Debug, PartialEq, Eq)]
+pub struct FlowResult(pub FlowOutcome);
+
+/// Link classes and routing of the fabric.
+#[derive(Resource, Clone, Debug)]
+pub struct Fabric {
+    /// Link classes referenced by [`Link`]s.
+    pub classes: Vec<LinkClass>,
+    /// Routing choice.
+    pub routing: RoutingKind,
+}
+
+/// Seed of all random streams.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct Seed(pub u64);
+
+/// What the setup systems produced.
+#[derive(Resource, Default)]
+pub struct Setup {
+    network: Option<Result<Network, NetworkError>>,
+    model: Option<Result<Model, NetworkError>>,
+}
+
+/// The engine's output, inserted before [`record_outcomes`] runs.
+#[derive(Resource, Clone, Debug)]
+pub struct RunResults(pub RunOutput);
+
+/// Spawns the nodes and links of `spec` and inserts its [`Fabric`].
+pub fn spawn_topology(world: &mut World, spec: TopologySpec) {
+    let TopologySpec { nodes, links, classes, routing } = spec;
+    world.spawn_batch(
+        nodes
+            .into_iter()
+            .enumerate()
+            .map(|(i, NodeSpec { kind, name })| (NodeId(i as u32), NodeRole(kind), NodeName(name))),
+    );
+    world.spawn_batch(links.into_iter().enumerate().map(|(i, spec)| Link { id: i as u32, spec }));
+    world.insert_resource(Fabric { classes, routing });
+}
+
+/// Spawns one entity per flow (ids in order) and sets the seed.
+pub fn spawn_flows(world: &mut World, flows: Vec<FlowSpec>, seed: u64) {
+    world.spawn_batch(flows.into_iter().enumerate().map(|(i, spec)| Flow { id: i as u32, spec }));
+    world.insert_resource(Seed(seed));
+}
+
+/// Setup system: compiles node and link entities into the dense [`Network`].
+pub fn compile_network(nodes: Query<(&NodeId, &NodeRole, &NodeName)>, links: Query<&Link>, fabric: Res<Fabric>, mut setup: ResMut<Setup>) {
+    let mut node_list: Vec<NodeSpec> = vec![NodeSpec { kind: NodeKind::Host, name: String::new() }; nodes.iter().len()];
+    for (id, role, name) in &nodes {
+        node_list[id.0 as usize] = NodeSpec { kind: role.0, name: name.0.clone() };
+    }
+    let mut link_list = vec![LinkSpec { a: 0, b: 0, class: 0 }; links.iter().len()];
+    for link in &links {
+        link_list[link.id as usize] = link.spec;
+    }
+    let spec = TopologySpec { nodes: node_list, links: link_list, classes: fabric.classes.clone(), routing: fabric.routing };
+    setup.network = Some(Network::compile(&spec));
+}
+
+/// Injection system: gathers flow entities into the flow table and assembles the [`Model`].
+pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setup>) {
+    let Some(network) = setup.network.take() else { return };
+    let model = network.map(|net| {
+        let mut list: Vec<(u32, FlowSpec)> = flows.iter().map(|f| (f.id, f.spec.clone())).collect();
+        list.sort_by_key(|(id, _)| *id);
+        let table = FlowTable::new(list.into_iter().map(|(_, s)| s).collect(), net.n_nodes());
+        Model { net, flows: table, seed: seed.0 }
+    });
+    setup.model = Some(model);
+}
+
+/// Flushing system: writes each flow's outcome onto its entity.
+pub fn record_outcomes(mut commands: Commands, flows: Query<(Entity, &Flow)>, results: Res<RunResults>) {
+    for (entity, flow) in &flows {
+        if let Some(outcome) = results.0.flows.get(flow.id as usize) {
+            commands.entity(entity).insert(FlowResult(outcome.clone()));
+        }
+    }
+}
+
+fn single_threaded(schedule: &mut Schedule) {
+    schedule.set_executor(SingleThreadedExecutor::new());
+}
+
+/// Runs the setup schedule ([`compile_network`] then [`inject_flows`]) and returns the model.
+pub fn build_model(world: &mut World) -> Result<Model, NetworkError> {
+    world.insert_resource(Setup::default());
+    let mut schedule = Schedule::default();
+    single_threaded(&mut schedule);
+    schedule.add_systems((compile_network, inject_flows).chain());
+    schedule.run(world);
+    world.resource_mut::<Setup>().model.take().expect("setup schedule ran")
+}
+
+/// Runs the flushing schedule: stores `output` and records every flow's outcome.
+pub fn record_run(world: &mut World, output: RunOutput) {
+    world.insert_resource(RunResults(output));
+    let mut schedule = Schedule::default();
+    single_threaded(&mut schedule);
+    schedule.add_systems(record_outcomes);
+    schedule.run(world);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::dumbbell;
+    use crate::transport::{OpenLoopSpec, TransportSpec};
+    use crate::units::{BitsPerSec, BufferSize, Bytes, SimTime};
+
+    #[test]
+    fn setup_and_flush_systems_round_trip_through_the_world() {
+        let class = LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(8) };
+        let mut world = World::new();
+        spawn_topology(&mut world, dumbbell(1, 1, class, class));
+        let transport = TransportSpec::OpenLoop(OpenLoopSpec { packet_size: Bytes(1000), n_packets: 3, interval: SimTime::from_us(10), exponential: false });
+        let flow = FlowSpec { src: 0, dst: 1, start: SimTime::ZERO, size: Bytes(3000), transport, path: None };
+        spawn_flows(&mut world, vec![flow], 7);
+        let model = build_model(&mut world).unwrap();
+        assert_eq!(model.net.n_nodes(), 4);
+        assert_eq!(model.flows.len(), 1);
+        let output = crate::engine::reference::run(&model, None);
+        record_run(&mut world, output);
+        let results: Vec<FlowResult> = world.query::<&FlowResult>().iter(&world).cloned().collect();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].0.packets_delivered, 3);
+    }
+}
