@@ -10,6 +10,7 @@ pub mod flow;
 pub mod network;
 pub mod packet;
 pub mod queue;
+pub mod rng;
 pub mod topology;
 pub mod transport;
 pub mod units;

@@ -79,8 +79,13 @@ impl Sub for SimTime {
 }
 
 impl fmt::Display for SimTime {
+    /// Exact values in the largest whole unit (`25ms`); others with three decimals (`1.002s`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        format_scaled(f, self.0, &[(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")], "ps")
+        let scales = [(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")];
+        if let Some(&(scale, unit)) = scales.iter().find(|(scale, _)| self.0 >= *scale && self.0 % scale != 0) {
+            return write!(f, "{:.3}{unit}", self.0 as f64 / scale as f64);
+        }
+        format_scaled(f, self.0, &scales, "ps")
     }
 }
 
@@ -314,6 +319,7 @@ mod tests {
     #[test]
     fn display_round_trips() {
         assert_eq!(SimTime::from_us(3).to_string(), "3us");
+        assert_eq!(SimTime(1_001_882_247_954).to_string(), "1.002s");
         assert_eq!(BitsPerSec(100_000_000_000).to_string(), "100Gbps");
         assert_eq!(Bytes(1500).to_string(), "1500B");
     }

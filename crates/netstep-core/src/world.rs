@@ -115,7 +115,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
         let mut list: Vec<(u32, FlowSpec)> = flows.iter().map(|f| (f.id, f.spec.clone())).collect();
         list.sort_by_key(|(id, _)| *id);
         let table = FlowTable::new(list.into_iter().map(|(_, s)| s).collect(), net.n_nodes());
-        Model { net, flows: table, seed: seed.0 }
+        Model { net, flows: table, seed: seed.0, record_deliveries: false }
     });
     setup.model = Some(model);
 }
@@ -164,7 +164,7 @@ mod tests {
         let class = LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(8) };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
-        let transport = TransportSpec::OpenLoop(OpenLoopSpec { packet_size: Bytes(1000), n_packets: 3, interval: SimTime::from_us(10), exponential: false });
+        let transport = TransportSpec::OpenLoop(OpenLoopSpec { packet_size: Bytes(1000), n_packets: 3, interval: SimTime::from_us(10), exponential: false, size_distribution: Default::default() });
         let flow = FlowSpec { src: 0, dst: 1, start: SimTime::ZERO, size: Bytes(3000), transport, path: None };
         spawn_flows(&mut world, vec![flow], 7);
         let model = build_model(&mut world).unwrap();

@@ -20,7 +20,7 @@ use crate::network::{Network, ecmp_hash};
 use crate::packet::{Packet, PacketKind};
 use crate::units::{Bytes, SimTime};
 use event::{Event, EventKey, EventKind, Phase};
-use node::{NodeCounters, NodeState, PortState};
+use node::{Delivery, NodeCounters, NodeState, PortState};
 
 /// Everything read-only during a run.
 #[derive(Clone, Debug)]
@@ -31,6 +31,8 @@ pub struct Model {
     pub flows: FlowTable,
     /// Seed of all random streams.
     pub seed: u64,
+    /// Record every data packet's delivery ([`RunOutput::deliveries`]); off by default.
+    pub record_deliveries: bool,
 }
 
 impl Model {
@@ -135,6 +137,8 @@ pub struct RunOutput {
     pub ports: Vec<PortOutcome>,
     /// Totals.
     pub stats: RunStats,
+    /// Delivered data packets, sorted, when the model asked for them.
+    pub deliveries: Vec<Delivery>,
 }
 
 /// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
@@ -145,6 +149,7 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
         .collect();
     let mut ports = BTreeMap::new();
     let mut counters = NodeCounters::default();
+    let mut deliveries = Vec::new();
     let mut by_node: Vec<&NodeState> = states.collect();
     by_node.sort_by_key(|s| s.node);
     for state in &by_node {
@@ -152,6 +157,7 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
         counters.packet_hops += state.counters.packet_hops;
         counters.drops += state.counters.drops;
         counters.misrouted += state.counters.misrouted;
+        deliveries.extend_from_slice(&state.deliveries);
         for (&flow, &count) in &state.flow_drops {
             flows[flow as usize].packets_dropped += count;
         }
@@ -176,7 +182,8 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
     stats.packet_hops = counters.packet_hops;
     stats.drops = counters.drops;
     stats.misrouted = counters.misrouted;
-    RunOutput { flows, ports: ports.into_values().collect(), stats }
+    deliveries.sort_unstable();
+    RunOutput { flows, ports: ports.into_values().collect(), stats, deliveries }
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {

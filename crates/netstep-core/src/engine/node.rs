@@ -62,7 +62,26 @@ pub struct NodeState {
     pub flow_drops: BTreeMap<u32, u64>,
     /// Counters.
     pub counters: NodeCounters,
+    /// Data packets delivered here (only when [`Model::record_deliveries`] is set).
+    pub deliveries: Vec<Delivery>,
     out: TransportOut,
+}
+
+/// One data packet reaching its receiver (recorded on request, for analysis and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Delivery {
+    /// Arrival time at the receiver, ps.
+    pub arrived_ps: u64,
+    /// Flow id.
+    pub flow: u32,
+    /// Per-flow packet number.
+    pub number: u32,
+    /// Segment / packet sequence number.
+    pub seq: u32,
+    /// Time the packet left its sender, ps.
+    pub sent_ps: u64,
+    /// Wire size, bytes.
+    pub size_bytes: u32,
 }
 
 impl NodeState {
@@ -76,6 +95,7 @@ impl NodeState {
             receivers: Vec::new(),
             flow_drops: BTreeMap::new(),
             counters: NodeCounters::default(),
+            deliveries: Vec::new(),
             out: TransportOut::default(),
         }
     }
@@ -140,6 +160,16 @@ impl NodeState {
         let spec = &model.flows.flows[flow];
         match packet.kind {
             PacketKind::Data => {
+                if model.record_deliveries {
+                    self.deliveries.push(Delivery {
+                        arrived_ps: now.0,
+                        flow: packet.flow,
+                        number: packet.number,
+                        seq: packet.seq,
+                        sent_ps: packet.sent_ps,
+                        size_bytes: packet.size_bytes,
+                    });
+                }
                 let slot = model.flows.dst_slot[flow] as usize;
                 if self.receivers.len() <= slot {
                     self.receivers.resize(slot + 1, None);

@@ -9,7 +9,7 @@ mod newreno;
 mod open_loop;
 
 pub use newreno::{NewRenoReceiver, NewRenoSender, NewRenoSpec};
-pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec};
+pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribution};
 
 use crate::packet::Packet;
 use crate::units::{Bytes, SimTime};
@@ -34,7 +34,10 @@ impl TransportSpec {
     /// Smallest packet this transport ever puts on the wire (for the lookahead).
     pub fn min_packet(&self, size: Bytes) -> Bytes {
         match self {
-            TransportSpec::OpenLoop(s) => s.packet_size,
+            TransportSpec::OpenLoop(s) => match s.size_distribution {
+                SizeDistribution::Constant => s.packet_size,
+                SizeDistribution::Exponential => Bytes(1),
+            },
             TransportSpec::NewReno(s) => {
                 let last = s.segment_wire_bytes(size, s.n_segments(size).saturating_sub(1));
                 Bytes(s.header_bytes.min(last) as u64)

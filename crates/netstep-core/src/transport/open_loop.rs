@@ -3,7 +3,6 @@
 //! listens for feedback. The source of the Days / ns.py baselines and of the M/M/1 and M/D/1
 //! queueing scenarios. The receiver only counts.
 
-use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
 
@@ -22,6 +21,19 @@ pub struct OpenLoopSpec {
     pub interval: SimTime,
     /// Draw gaps from an exponential distribution instead of a constant.
     pub exponential: bool,
+    /// Packet sizes: all `packet_size`, or exponential with that mean (M/M/1 service).
+    pub size_distribution: SizeDistribution,
+}
+
+/// How an open-loop source sizes its packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SizeDistribution {
+    /// Every packet has the configured size.
+    #[default]
+    Constant,
+    /// Exponentially distributed sizes with the configured mean, rounded to whole bytes
+    /// (at least 1): with a single bottleneck this gives exponential service times.
+    Exponential,
 }
 
 /// Sender state.
@@ -33,16 +45,11 @@ pub struct OpenLoopSender {
     rng: Option<Pcg64Mcg>,
 }
 
-/// Mixes the seed with an entity id into an independent stream seed (keyed RNG streams: no
-/// draw depends on scheduling or thread order).
-pub fn stream_seed(seed: u64, stream: u64, entity: u64) -> u64 {
-    crate::network::ecmp_hash((entity & 0xffff_ffff) as u32, false, (entity >> 32) as u32) ^ seed.rotate_left(17) ^ stream.wrapping_mul(0x2545_f491_4f6c_dd1d)
-}
-
 impl OpenLoopSender {
     /// Starts the source: the first packet leaves at `now`.
     pub fn start(spec: &OpenLoopSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> OpenLoopSender {
-        let rng = spec.exponential.then(|| Pcg64Mcg::seed_from_u64(stream_seed(ends.seed, 1, ends.flow as u64)));
+        let random = spec.exponential || spec.size_distribution == SizeDistribution::Exponential;
+        let rng = random.then(|| crate::rng::stream(ends.seed, crate::rng::STREAM_OPEN_LOOP, ends.flow as u64));
         let mut sender = OpenLoopSender { ends, sent: 0, rng };
         if spec.n_packets > 0 {
             sender.send_next(spec, now, out);
@@ -58,13 +65,20 @@ impl OpenLoopSender {
     }
 
     fn send_next(&mut self, spec: &OpenLoopSpec, now: SimTime, out: &mut TransportOut) {
+        let size_bytes = match (&mut self.rng, spec.size_distribution) {
+            (Some(rng), SizeDistribution::Exponential) => {
+                let exp = Exp::new(1.0 / spec.packet_size.0 as f64).expect("packet size validated positive");
+                (exp.sample(rng).round() as u64).clamp(1, u32::MAX as u64) as u32
+            }
+            _ => spec.packet_size.0 as u32,
+        };
         out.packets.push(Packet {
             flow: self.ends.flow,
             number: self.sent,
             seq: self.sent,
             dst: self.ends.dst,
             sent_ps: now.0,
-            size_bytes: spec.packet_size.0 as u32,
+            size_bytes,
             kind: PacketKind::Data,
             hop: 0,
             ecn: 0,
@@ -72,11 +86,11 @@ impl OpenLoopSender {
         self.sent += 1;
         if self.sent < spec.n_packets {
             let gap = match &mut self.rng {
-                Some(rng) => {
+                Some(rng) if spec.exponential => {
                     let exp = Exp::new(1.0 / spec.interval.0 as f64).expect("interval validated positive");
                     SimTime(exp.sample(rng).round() as u64)
                 }
-                None => spec.interval,
+                _ => spec.interval,
             };
             out.timers.push((now + gap, self.sent));
         }

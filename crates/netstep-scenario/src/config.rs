@@ -1,0 +1,252 @@
+//! The scenario file format: serde types that mirror the TOML one to one. Unknown keys are
+//! rejected everywhere. Every field is documented here with its unit, default and an example;
+//! `scenarios/REFERENCE.md` is the same reference for readers.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Scenario name. Default: the file stem. Example: `name = "quickstart"`.
+    pub name: Option<String>,
+    /// Run control.
+    #[serde(default)]
+    pub simulation: SimulationConfig,
+    /// The network.
+    pub topology: TopologyConfig,
+    /// Route selection. Default: ECMP by flow hash.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// Default transport of every traffic block that does not set its own.
+    /// Default: `tcp_newreno` with its defaults.
+    pub transport: Option<TransportConfig>,
+    /// Traffic blocks; several may be combined.
+    #[serde(default)]
+    pub traffic: Vec<TrafficConfig>,
+}
+
+/// `[simulation]`: run control.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationConfig {
+    /// Stop simulating at this time. Default: run until no event is left (all flows finished
+    /// or given up). Example: `duration = "10ms"`.
+    pub duration: Option<String>,
+    /// Seed of every random stream (flow pairs, sizes, arrivals, exponential gaps). Default 1.
+    pub seed: Option<u64>,
+    /// Worker threads. Default 1. `netstep run --threads N` overrides it.
+    pub threads: Option<usize>,
+    /// `"exact"` (default: windows of one lookahead, results identical to a sequential
+    /// simulation) or a duration for opt-in time quantization. Example: `window = "5us"`.
+    pub window: Option<String>,
+}
+
+/// Link parameters; every field optional so tiers can override some of them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Line rate. Default `"100Gbps"`. Example: `rate = "320kbps"`.
+    pub rate: Option<String>,
+    /// Propagation delay. Default `"1us"`. Example: `delay = "0s"`.
+    pub delay: Option<String>,
+    /// Egress buffer at each end, bytes or packets. Default `"1MB"`. Example: `buffer = "100pkts"`.
+    pub buffer: Option<String>,
+}
+
+/// `[topology]`: one of the built-in shapes or a custom graph.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// k-ary FatTree. Example: `kind = "fat_tree"`, `k = 4`.
+    FatTree {
+        /// Switch radix: even, 2..=256.
+        k: u32,
+        /// Hosts per edge switch. Default k/2.
+        hosts_per_edge: Option<u32>,
+        /// Defaults for every link.
+        links: Option<LinkConfig>,
+        /// Overrides for host-to-edge links.
+        host_links: Option<LinkConfig>,
+        /// Overrides for switch-to-switch links.
+        fabric_links: Option<LinkConfig>,
+    },
+    /// Leaf-spine. Example: `kind = "leaf_spine"`, `leaves = 4`, `spines = 2`, `hosts_per_leaf = 8`.
+    LeafSpine {
+        /// Leaf switches (>= 1).
+        leaves: u32,
+        /// Spine switches (>= 1).
+        spines: u32,
+        /// Hosts per leaf (>= 1).
+        hosts_per_leaf: u32,
+        /// Defaults for every link.
+        links: Option<LinkConfig>,
+        /// Overrides for host-to-leaf links.
+        host_links: Option<LinkConfig>,
+        /// Overrides for leaf-to-spine links.
+        fabric_links: Option<LinkConfig>,
+    },
+    /// Dumbbell: `left` hosts — switch — bottleneck — switch — `right` hosts.
+    Dumbbell {
+        /// Hosts on the left (>= 1).
+        left: u32,
+        /// Hosts on the right (>= 1).
+        right: u32,
+        /// Defaults for every link.
+        links: Option<LinkConfig>,
+        /// Overrides for host links.
+        host_links: Option<LinkConfig>,
+        /// Overrides for the bottleneck link.
+        fabric_links: Option<LinkConfig>,
+    },
+    /// Any graph of named hosts and switches.
+    Custom {
+        /// Host names. Example: `hosts = ["a", "b"]`.
+        hosts: Vec<String>,
+        /// Switch names. Example: `switches = ["s1"]`.
+        switches: Vec<String>,
+        /// Links between named nodes, each with optional rate/delay/buffer.
+        links: Vec<CustomLink>,
+        /// Defaults for every link.
+        defaults: Option<LinkConfig>,
+    },
+}
+
+/// One link of a custom topology.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomLink {
+    /// One end (node name).
+    pub a: String,
+    /// The other end (node name).
+    pub b: String,
+    /// Line rate (default from `defaults`).
+    pub rate: Option<String>,
+    /// Propagation delay (default from `defaults`).
+    pub delay: Option<String>,
+    /// Egress buffer (default from `defaults`).
+    pub buffer: Option<String>,
+}
+
+/// `[routing]`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// `"ecmp"` (default): per-flow hash over equal-cost next hops. Flows with an explicit
+    /// `path` always follow it.
+    pub mode: Option<RoutingMode>,
+}
+
+/// Route selection.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingMode {
+    /// ECMP by flow hash.
+    #[default]
+    Ecmp,
+}
+
+/// A transport and its parameters.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TransportConfig {
+    /// Open-loop packets, no ACKs.
+    OpenLoop {
+        /// Wire size of each packet. Default `"1000B"`.
+        packet_size: Option<String>,
+        /// Gap between packets. Give `interval` or `rate`, not both. Example: `interval = "1s"`.
+        interval: Option<String>,
+        /// Sending rate (the interval is packet_size·8/rate). Example: `rate = "1Gbps"`.
+        rate: Option<String>,
+        /// Exponential gaps with that mean (Poisson packets). Default false.
+        exponential: Option<bool>,
+        /// `"constant"` (default) or `"exponential"` packet sizes with mean `packet_size`
+        /// (exponential service times at a single bottleneck: M/M/1).
+        size_distribution: Option<SizeDistributionConfig>,
+    },
+    /// TCP NewReno.
+    TcpNewreno {
+        /// Payload per segment. Default `"1460B"`.
+        mss: Option<String>,
+        /// Header bytes per segment and ACK size. Default `"40B"`.
+        header: Option<String>,
+        /// Initial window, segments. Default 10.
+        initial_cwnd: Option<u32>,
+        /// Minimum RTO. Default `"1ms"`.
+        rto_min: Option<String>,
+        /// RTO before the first RTT sample. Default `"1s"`.
+        rto_initial: Option<String>,
+        /// Maximum backed-off RTO. Default `"60s"`.
+        rto_max: Option<String>,
+    },
+}
+
+/// Packet size distribution of an open-loop source.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeDistributionConfig {
+    /// All packets `packet_size`.
+    Constant,
+    /// Exponential with mean `packet_size`.
+    Exponential,
+}
+
+/// One `[[traffic]]` block.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficConfig {
+    /// Explicitly listed flows.
+    Flows {
+        /// The flows.
+        flows: Vec<ExplicitFlow>,
+        /// Transport of these flows (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
+    /// `count` flows between seeded uniformly random host pairs (src != dst).
+    RandomPairs {
+        /// Number of flows.
+        count: u32,
+        /// Payload per flow (or give `packets`).
+        size: Option<String>,
+        /// Packets per flow (open loop) (or give `size`).
+        packets: Option<u32>,
+        /// Start time of every flow. Default `"0s"`.
+        start: Option<String>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
+    /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
+    Poisson {
+        /// Offered load as a fraction of total host-link capacity, in (0, 1].
+        load: f64,
+        /// CDF file (netstep CDF TOML), relative to the scenario file's folder, then to the
+        /// working directory. Example: `cdf = "../datasets/websearch.toml"`.
+        cdf: String,
+        /// Arrivals happen in `[start, start + duration)`.
+        duration: String,
+        /// First possible arrival. Default `"0s"`.
+        start: Option<String>,
+        /// Stop after this many flows (optional cap).
+        max_flows: Option<u32>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
+}
+
+/// One explicitly listed flow.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitFlow {
+    /// Sending host name.
+    pub src: String,
+    /// Receiving host name.
+    pub dst: String,
+    /// Payload (or give `packets`). Example: `size = "1MB"`.
+    pub size: Option<String>,
+    /// Packet count (open loop) (or give `size`).
+    pub packets: Option<u32>,
+    /// Start time. Default `"0s"`.
+    pub start: Option<String>,
+    /// Explicit node path from `src` to `dst` (every consecutive pair must be linked).
+    pub path: Option<Vec<String>>,
+}

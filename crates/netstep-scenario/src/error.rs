@@ -1,0 +1,131 @@
+//! Scenario errors: each names the file, the field path, the line and column where the parser
+//! knows them, the offending value and what was expected.
+
+use std::fmt;
+
+use netstep_core::units::UnitError;
+
+/// One segment of a field path (`traffic[0].flows[2].src`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// A table key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+/// A field path inside the scenario document.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Segment>);
+
+impl FieldPath {
+    /// A path from dotted keys: `FieldPath::of(&["topology", "k"])`.
+    pub fn of(keys: &[&str]) -> FieldPath {
+        FieldPath(keys.iter().map(|k| Segment::Key((*k).to_string())).collect())
+    }
+    /// This path plus a key.
+    pub fn key(&self, key: &str) -> FieldPath {
+        let mut p = self.clone();
+        p.0.push(Segment::Key(key.to_string()));
+        p
+    }
+    /// This path plus an index.
+    pub fn index(&self, index: usize) -> FieldPath {
+        let mut p = self.clone();
+        p.0.push(Segment::Index(index));
+        p
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, seg) in self.0.iter().enumerate() {
+            match seg {
+                Segment::Key(k) if i == 0 => write!(f, "{k}")?,
+                Segment::Key(k) => write!(f, ".{k}")?,
+                Segment::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A problem found while validating, before it is placed in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    /// Where in the document.
+    pub path: FieldPath,
+    /// What is wrong, with the value and what was expected.
+    pub message: String,
+}
+
+impl Invalid {
+    /// A new problem at `path`.
+    pub fn new(path: FieldPath, message: impl Into<String>) -> Invalid {
+        Invalid { path, message: message.into() }
+    }
+    /// A unit string that did not parse.
+    pub fn unit(path: FieldPath, err: UnitError) -> Invalid {
+        Invalid::new(path, format!("{:?} is not a valid {}: expected {}", err.value, err.kind, err.expected))
+    }
+}
+
+/// A scenario that cannot be run, located as precisely as the parser allows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file (or `<built-in quickstart>`).
+    pub file: String,
+    /// 1-based line and column, when known.
+    pub line_col: Option<(usize, usize)>,
+    /// Field path (empty for syntax errors).
+    pub field: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some((line, col)) = self.line_col {
+            write!(f, ":{line}:{col}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": {}", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
+    (line, col)
+}
+
+/// Byte span of the value at `path` in a TOML document (or of its deepest existing parent).
+pub fn locate(text: &str, path: &FieldPath) -> Option<std::ops::Range<usize>> {
+    use toml::de::{DeArray, DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let mut span = None;
+    let mut table: Option<&DeTable> = Some(doc.get_ref());
+    let mut array: Option<&DeArray> = None;
+    for seg in &path.0 {
+        let next = match seg {
+            Segment::Key(k) => table.and_then(|t| t.get(k.as_str())),
+            Segment::Index(i) => array.and_then(|a| a.get(*i)),
+        };
+        let Some(next) = next else { break };
+        span = Some(next.span());
+        table = None;
+        array = None;
+        match next.get_ref() {
+            DeValue::Table(t) => table = Some(t),
+            DeValue::Array(a) => array = Some(a),
+            _ => {}
+        }
+    }
+    span
+}

@@ -1,0 +1,296 @@
+//! Row types and their Arrow schemas. Column names are snake_case with unit suffixes; times are
+//! integer nanoseconds (`_ns`) except where sub-nanosecond precision matters (`_ps`); enums are
+//! dictionary columns (Polars reads them as categoricals).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::types::Int8Type;
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+}
+
+/// One row of `flows.parquet`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRow {
+    /// Flow id (0-based, in scenario order).
+    pub flow_id: u32,
+    /// Sending host (node id).
+    pub src: u32,
+    /// Receiving host (node id).
+    pub dst: u32,
+    /// `open_loop` or `tcp_newreno`.
+    pub transport: &'static str,
+    /// Payload bytes.
+    pub size_bytes: u64,
+    /// Start time, ns.
+    pub start_ns: u64,
+    /// Completion time, ns (None when unfinished).
+    pub end_ns: Option<u64>,
+    /// end - start, ns.
+    pub fct_ns: Option<u64>,
+    /// FCT on an empty network, ns.
+    pub ideal_fct_ns: u64,
+    /// fct / ideal fct (from picosecond values).
+    pub slowdown: Option<f64>,
+    /// Data packets sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Distinct data packets delivered.
+    pub packets_delivered: u64,
+    /// Packets (data or ACK) dropped.
+    pub packets_dropped: u64,
+    /// Retransmitted data packets.
+    pub retransmits: u64,
+    /// Every byte reached the receiver.
+    pub completed: bool,
+}
+
+/// Builds the `flows` batch.
+pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("flow_id", DataType::UInt32, false),
+        Field::new("src", DataType::UInt32, false),
+        Field::new("dst", DataType::UInt32, false),
+        Field::new("transport", dict(), false),
+        Field::new("size_bytes", DataType::UInt64, false),
+        Field::new("start_ns", DataType::UInt64, false),
+        Field::new("end_ns", DataType::UInt64, true),
+        Field::new("fct_ns", DataType::UInt64, true),
+        Field::new("ideal_fct_ns", DataType::UInt64, false),
+        Field::new("slowdown", DataType::Float64, true),
+        Field::new("packets_sent", DataType::UInt64, false),
+        Field::new("packets_delivered", DataType::UInt64, false),
+        Field::new("packets_dropped", DataType::UInt64, false),
+        Field::new("retransmits", DataType::UInt64, false),
+        Field::new("completed", DataType::Boolean, false),
+    ]));
+    let u32col = |f: fn(&FlowRow) -> u32| -> ArrayRef { Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>()) };
+    let u64col = |f: fn(&FlowRow) -> u64| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let opt_u64 = |f: fn(&FlowRow) -> Option<u64>| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    };
+    let mut transport = StringDictionaryBuilder::<Int8Type>::new();
+    rows.iter().for_each(|r| transport.append_value(r.transport));
+    let mut slowdown = Float64Builder::with_capacity(rows.len());
+    rows.iter().for_each(|r| slowdown.append_option(r.slowdown));
+    let mut completed = BooleanBuilder::with_capacity(rows.len());
+    rows.iter().for_each(|r| completed.append_value(r.completed));
+    RecordBatch::try_new(
+        schema,
+        vec![
+            u32col(|r| r.flow_id),
+            u32col(|r| r.src),
+            u32col(|r| r.dst),
+            Arc::new(transport.finish()),
+            u64col(|r| r.size_bytes),
+            u64col(|r| r.start_ns),
+            opt_u64(|r| r.end_ns),
+            opt_u64(|r| r.fct_ns),
+            u64col(|r| r.ideal_fct_ns),
+            Arc::new(slowdown.finish()),
+            u64col(|r| r.packets_sent),
+            u64col(|r| r.packets_delivered),
+            u64col(|r| r.packets_dropped),
+            u64col(|r| r.retransmits),
+            Arc::new(completed.finish()),
+        ],
+    )
+}
+
+/// One row of `links.parquet`: one egress port (a link direction).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    /// Global port id.
+    pub port_id: u32,
+    /// Node owning the port.
+    pub node: u32,
+    /// `host` or `switch`.
+    pub node_kind: &'static str,
+    /// Node at the far end.
+    pub peer: u32,
+    /// `host` or `switch`.
+    pub peer_kind: &'static str,
+    /// Port index within its node.
+    pub local_port: u32,
+    /// Line rate, bits/s.
+    pub rate_bps: u64,
+    /// Propagation delay, ps.
+    pub delay_ps: u64,
+    /// Buffer limit in bytes (None when limited in packets).
+    pub buffer_bytes: Option<u64>,
+    /// Buffer limit in packets (None when limited in bytes).
+    pub buffer_packets: Option<u64>,
+    /// Packets transmitted during the run.
+    pub tx_packets: u64,
+    /// Bytes transmitted during the run.
+    pub tx_bytes: u64,
+    /// Packets dropped at this port.
+    pub drops: u64,
+    /// Largest queue seen, bytes.
+    pub max_queue_bytes: u64,
+}
+
+/// Schema of `links.parquet`.
+pub fn links_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("port_id", DataType::UInt32, false),
+        Field::new("node", DataType::UInt32, false),
+        Field::new("node_kind", dict(), false),
+        Field::new("peer", DataType::UInt32, false),
+        Field::new("peer_kind", dict(), false),
+        Field::new("local_port", DataType::UInt32, false),
+        Field::new("rate_bps", DataType::UInt64, false),
+        Field::new("delay_ps", DataType::UInt64, false),
+        Field::new("buffer_bytes", DataType::UInt64, true),
+        Field::new("buffer_packets", DataType::UInt64, true),
+        Field::new("tx_packets", DataType::UInt64, false),
+        Field::new("tx_bytes", DataType::UInt64, false),
+        Field::new("drops", DataType::UInt64, false),
+        Field::new("max_queue_bytes", DataType::UInt64, false),
+    ]))
+}
+
+/// Builds one `links` batch.
+pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
+    let u32col = |f: fn(&LinkRow) -> u32| -> ArrayRef { Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>()) };
+    let u64col = |f: fn(&LinkRow) -> u64| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let opt_u64 = |f: fn(&LinkRow) -> Option<u64>| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    };
+    let kind = |f: fn(&LinkRow) -> &'static str| -> ArrayRef {
+        let mut b = StringDictionaryBuilder::<Int8Type>::new();
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    RecordBatch::try_new(
+        links_schema(),
+        vec![
+            u32col(|r| r.port_id),
+            u32col(|r| r.node),
+            kind(|r| r.node_kind),
+            u32col(|r| r.peer),
+            kind(|r| r.peer_kind),
+            u32col(|r| r.local_port),
+            u64col(|r| r.rate_bps),
+            u64col(|r| r.delay_ps),
+            opt_u64(|r| r.buffer_bytes),
+            opt_u64(|r| r.buffer_packets),
+            u64col(|r| r.tx_packets),
+            u64col(|r| r.tx_bytes),
+            u64col(|r| r.drops),
+            u64col(|r| r.max_queue_bytes),
+        ],
+    )
+}
+
+/// The single row of `run.parquet`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario hash (16 hex digits).
+    pub scenario_hash: String,
+    /// Seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub threads: u32,
+    /// `exact` or `quantized`.
+    pub window_mode: &'static str,
+    /// Window width used, ps (the lookahead in exact mode).
+    pub window_ps: u64,
+    /// Lookahead, ps.
+    pub lookahead_ps: u64,
+    /// Configured stop time, ns (None = until done).
+    pub duration_ns: Option<u64>,
+    /// Time of the last simulated event, ns.
+    pub sim_end_ns: u64,
+    /// Wall-clock seconds of the simulation proper.
+    pub wall_seconds: f64,
+    /// Packet transmissions (packets × egress ports).
+    pub packet_hops: u64,
+    /// Events handled.
+    pub events: u64,
+    /// Windows executed.
+    pub windows: u64,
+    /// Packets dropped.
+    pub drops: u64,
+    /// Flows.
+    pub flows: u64,
+    /// Flows that completed.
+    pub flows_completed: u64,
+    /// netstep version.
+    pub version: String,
+}
+
+/// Builds the `run` batch.
+pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("scenario", DataType::Utf8, false),
+        Field::new("scenario_hash", DataType::Utf8, false),
+        Field::new("seed", DataType::UInt64, false),
+        Field::new("threads", DataType::UInt32, false),
+        Field::new("window_mode", dict(), false),
+        Field::new("window_ps", DataType::UInt64, false),
+        Field::new("lookahead_ps", DataType::UInt64, false),
+        Field::new("duration_ns", DataType::UInt64, true),
+        Field::new("sim_end_ns", DataType::UInt64, false),
+        Field::new("wall_seconds", DataType::Float64, false),
+        Field::new("packet_hops", DataType::UInt64, false),
+        Field::new("events", DataType::UInt64, false),
+        Field::new("windows", DataType::UInt64, false),
+        Field::new("drops", DataType::UInt64, false),
+        Field::new("flows", DataType::UInt64, false),
+        Field::new("flows_completed", DataType::UInt64, false),
+        Field::new("version", DataType::Utf8, false),
+    ]));
+    let one = |v: u64| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(1);
+        b.append_value(v);
+        Arc::new(b.finish())
+    };
+    let mut mode = StringDictionaryBuilder::<Int8Type>::new();
+    mode.append_value(row.window_mode);
+    let mut duration = UInt64Builder::with_capacity(1);
+    duration.append_option(row.duration_ns);
+    let mut wall = Float64Builder::with_capacity(1);
+    wall.append_value(row.wall_seconds);
+    let mut threads = UInt32Builder::with_capacity(1);
+    threads.append_value(row.threads);
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from(vec![row.scenario.clone()])),
+            Arc::new(StringArray::from(vec![row.scenario_hash.clone()])),
+            one(row.seed),
+            Arc::new(threads.finish()),
+            Arc::new(mode.finish()),
+            one(row.window_ps),
+            one(row.lookahead_ps),
+            Arc::new(duration.finish()),
+            one(row.sim_end_ns),
+            Arc::new(wall.finish()),
+            one(row.packet_hops),
+            one(row.events),
+            one(row.windows),
+            one(row.drops),
+            one(row.flows),
+            one(row.flows_completed),
+            Arc::new(StringArray::from(vec![row.version.clone()])),
+        ],
+    )
+}

@@ -1,0 +1,80 @@
+//! The short summary `netstep run` prints, and the progress bar it shows on terminals.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use netstep_core::engine::RunOutput;
+use netstep_core::units::SimTime;
+use netstep_scenario::Scenario;
+
+use crate::output::Tables;
+
+/// A progress bar over simulated time when `wanted` and stdout is a terminal; hidden otherwise.
+pub fn progress_bar(wanted: bool, duration: Option<SimTime>) -> ProgressBar {
+    if !wanted || !std::io::stdout().is_terminal() {
+        return ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+    }
+    let bar = match duration {
+        Some(d) => {
+            let b = ProgressBar::new(d.as_ns().max(1));
+            b.set_style(ProgressStyle::with_template("{bar:40} {msg} [{elapsed_precise}]").expect("valid template"));
+            b
+        }
+        None => {
+            let b = ProgressBar::new_spinner();
+            b.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]").expect("valid template"));
+            b
+        }
+    };
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Reports simulated time `t` on the bar.
+pub fn tick(bar: &ProgressBar, t: SimTime) {
+    if bar.is_hidden() {
+        return;
+    }
+    bar.set_position(t.as_ns());
+    bar.set_message(format!("simulated {t}"));
+}
+
+/// Percentile (nearest rank) of sorted values.
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+/// The summary text.
+pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
+    let mut slowdowns: Vec<f64> = tables.flows.iter().filter_map(|f| f.slowdown).collect();
+    slowdowns.sort_by(f64::total_cmp);
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let hops_per_sec = output.stats.packet_hops as f64 / wall.max(1e-9);
+    format!(
+        "scenario {name} (seed {seed}, {threads} thread{s}, window {window})\n\
+         flows done     {done}/{total}\n\
+         slowdown       p50 {p50}  p99 {p99}\n\
+         drops          {drops}\n\
+         simulated      {simulated}\n\
+         packet-hops    {hops} ({rate:.1} M/s)\n\
+         wall time      {wall:.3} s",
+        name = scenario.meta.name,
+        seed = scenario.meta.seed,
+        threads = scenario.meta.threads,
+        s = if scenario.meta.threads == 1 { "" } else { "s" },
+        window = output.stats.window,
+        done = tables.run.flows_completed,
+        total = tables.run.flows,
+        p50 = fmt(percentile(&slowdowns, 0.5)),
+        p99 = fmt(percentile(&slowdowns, 0.99)),
+        drops = output.stats.drops,
+        simulated = output.stats.last_event,
+        hops = output.stats.packet_hops,
+        rate = hops_per_sec / 1e6,
+    )
+}
