@@ -123,6 +123,10 @@ pub struct FlowOutcome {
     pub packets_dropped: u64,
     /// Data packets sent again.
     pub retransmits: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
     /// When the receiver had every byte, if it did.
     pub end: Option<SimTime>,
 }

@@ -281,7 +281,7 @@ mod tests {
     use crate::units::{BitsPerSec, BufferSize};
 
     fn class() -> LinkClass {
-        LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(10) }
+        LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(10), loss_ppm: 0 }
     }
 
     /// Walks routing from `src` to `dst` and returns the nodes visited.

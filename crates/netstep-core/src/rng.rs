@@ -9,6 +9,8 @@ use rand_pcg::Pcg64Mcg;
 pub const STREAM_OPEN_LOOP: u64 = 1;
 /// Stream kind of traffic generation (entity = traffic block index).
 pub const STREAM_TRAFFIC: u64 = 2;
+/// Stream kind of random link loss (entity = global port id).
+pub const STREAM_LOSS: u64 = 3;
 
 /// The seed of stream (`kind`, `entity`) under simulation seed `seed` (splitmix64 mixing).
 pub fn stream_seed(seed: u64, kind: u64, entity: u64) -> u64 {

@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn setup_and_flush_systems_round_trip_through_the_world() {
-        let class = LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(8) };
+        let class = LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(8), loss_ppm: 0 };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
         let transport = TransportSpec::OpenLoop(OpenLoopSpec { packet_size: Bytes(1000), n_packets: 3, interval: SimTime::from_us(10), exponential: false, size_distribution: Default::default() });

@@ -52,6 +52,9 @@ pub struct LinkConfig {
     pub delay: Option<String>,
     /// Egress buffer at each end, bytes or packets. Default `"1MB"`. Example: `buffer = "100pkts"`.
     pub buffer: Option<String>,
+    /// Probability that a packet is lost on the wire (independently per packet, resolution
+    /// 1e-6). Default 0. Example: `loss = 0.01`.
+    pub loss: Option<f64>,
 }
 
 /// `[topology]`: one of the built-in shapes or a custom graph.
@@ -126,6 +129,8 @@ pub struct CustomLink {
     pub delay: Option<String>,
     /// Egress buffer (default from `defaults`).
     pub buffer: Option<String>,
+    /// Loss probability (default from `defaults`).
+    pub loss: Option<f64>,
 }
 
 /// `[routing]`.

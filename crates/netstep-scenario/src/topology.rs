@@ -21,7 +21,7 @@ pub const MAX_K: u32 = 256;
 
 /// Resolves one link class: `layers` from most general to most specific, each with its path.
 fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClass, Invalid> {
-    let mut class = LinkClass { rate: DEFAULT_RATE, delay: DEFAULT_DELAY, buffer: DEFAULT_BUFFER };
+    let mut class = LinkClass { rate: DEFAULT_RATE, delay: DEFAULT_DELAY, buffer: DEFAULT_BUFFER, loss_ppm: 0 };
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
         if let Some(rate) = &layer.rate {
@@ -35,6 +35,12 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         }
         if let Some(buffer) = &layer.buffer {
             class.buffer = parse_buffer(buffer).map_err(|e| Invalid::unit(path.key("buffer"), e))?;
+        }
+        if let Some(loss) = layer.loss {
+            if !(0.0..1.0).contains(&loss) {
+                return Err(Invalid::new(path.key("loss"), format!("must be a probability in [0, 1), got {loss}")));
+            }
+            class.loss_ppm = (loss * 1e6).round() as u32;
         }
     }
     Ok(class)
@@ -114,7 +120,7 @@ fn custom(hosts: &[String], switches: &[String], links: &[crate::config::CustomL
         if a == b {
             return Err(Invalid::new(path.clone(), format!("link from {:?} to itself", link.a)));
         }
-        let own = LinkConfig { rate: link.rate.clone(), delay: link.delay.clone(), buffer: link.buffer.clone() };
+        let own = LinkConfig { rate: link.rate.clone(), delay: link.delay.clone(), buffer: link.buffer.clone(), loss: link.loss };
         let class = resolve_class(&[(defaults.as_ref(), top.key("defaults")), (Some(&own), path.clone())])?;
         let class_index = match classes.iter().position(|c| *c == class) {
             Some(i) => i,

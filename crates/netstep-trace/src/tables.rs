@@ -44,6 +44,8 @@ pub struct FlowRow {
     pub packets_dropped: u64,
     /// Retransmitted data packets.
     pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
     /// Every byte reached the receiver.
     pub completed: bool,
 }
@@ -65,6 +67,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("packets_delivered", DataType::UInt64, false),
         Field::new("packets_dropped", DataType::UInt64, false),
         Field::new("retransmits", DataType::UInt64, false),
+        Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
     ]));
     let u32col = |f: fn(&FlowRow) -> u32| -> ArrayRef { Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>()) };
@@ -101,6 +104,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.packets_delivered),
             u64col(|r| r.packets_dropped),
             u64col(|r| r.retransmits),
+            u64col(|r| r.timeouts),
             Arc::new(completed.finish()),
         ],
     )
@@ -133,8 +137,10 @@ pub struct LinkRow {
     pub tx_packets: u64,
     /// Bytes transmitted during the run.
     pub tx_bytes: u64,
-    /// Packets dropped at this port.
+    /// Packets dropped at this port (buffer full).
     pub drops: u64,
+    /// Packets lost on the wire (random loss).
+    pub lost: u64,
     /// Largest queue seen, bytes.
     pub max_queue_bytes: u64,
 }
@@ -155,6 +161,7 @@ pub fn links_schema() -> Arc<Schema> {
         Field::new("tx_packets", DataType::UInt64, false),
         Field::new("tx_bytes", DataType::UInt64, false),
         Field::new("drops", DataType::UInt64, false),
+        Field::new("lost", DataType::UInt64, false),
         Field::new("max_queue_bytes", DataType::UInt64, false),
     ]))
 }
@@ -193,6 +200,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.tx_packets),
             u64col(|r| r.tx_bytes),
             u64col(|r| r.drops),
+            u64col(|r| r.lost),
             u64col(|r| r.max_queue_bytes),
         ],
     )

@@ -108,6 +108,7 @@ impl Tables {
                     packets_delivered: r.packets_delivered,
                     packets_dropped: r.packets_dropped,
                     retransmits: r.retransmits,
+                    timeouts: r.timeouts,
                     completed: r.end.is_some(),
                 }
             })
@@ -183,12 +184,14 @@ pub fn write(staging: &Staging, scenario: &Scenario, tables: &Tables, output: &R
                 tx_packets: 0,
                 tx_bytes: 0,
                 drops: 0,
+                lost: 0,
                 max_queue_bytes: 0,
             };
             if let Some(c) = counters.next_if(|c| c.port == port) {
                 row.tx_packets = c.tx_packets;
                 row.tx_bytes = c.tx_bytes;
                 row.drops = c.drops;
+                row.lost = c.lost;
                 row.max_queue_bytes = c.max_queue_bytes;
             }
             rows.push(row);

@@ -126,6 +126,8 @@ pub struct PortOutcome {
     pub max_queue_bytes: u64,
     /// Packets still waiting at the end.
     pub queued_at_end: u64,
+    /// Packets lost on the wire.
+    pub lost: u64,
 }
 
 /// What a run produced.
@@ -145,7 +147,7 @@ pub struct RunOutput {
 pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a NodeState>, mut stats: RunStats) -> RunOutput {
     let n = model.flows.len();
     let mut flows: Vec<FlowOutcome> = (0..n as u32)
-        .map(|flow| FlowOutcome { flow, packets_sent: 0, packets_delivered: 0, packets_dropped: 0, retransmits: 0, end: None })
+        .map(|flow| FlowOutcome { flow, packets_sent: 0, packets_delivered: 0, packets_dropped: 0, retransmits: 0, fast_retransmits: 0, timeouts: 0, end: None })
         .collect();
     let mut ports = BTreeMap::new();
     let mut counters = NodeCounters::default();
@@ -162,7 +164,7 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
             flows[flow as usize].packets_dropped += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
-            if port.tx_packets > 0 || port.drops > 0 {
+            if port.tx_packets > 0 || port.drops > 0 || port.lost > 0 {
                 let id = model.net.port_id(state.node, local as u32);
                 ports.insert(id, port_outcome(id, port));
             }
@@ -172,7 +174,11 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
         let spec = &model.flows.flows[flow];
         let find = |node: u32| by_node.binary_search_by_key(&node, |s| s.node).ok().map(|i| by_node[i]);
         if let Some(Some(sender)) = find(spec.src).and_then(|s| s.senders.get(model.flows.src_slot[flow] as usize)) {
-            (outcome.packets_sent, outcome.retransmits) = sender.counters();
+            let c = sender.counters();
+            outcome.packets_sent = c.packets_sent;
+            outcome.retransmits = c.retransmits;
+            outcome.fast_retransmits = c.fast_retransmits;
+            outcome.timeouts = c.timeouts;
         }
         if let Some(Some(receiver)) = find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize)) {
             (outcome.packets_delivered, outcome.end) = receiver.outcome();
@@ -195,5 +201,6 @@ fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
         max_queue_packets: state.max_queue_packets,
         max_queue_bytes: state.max_queue_bytes,
         queued_at_end: state.queue.len() as u64,
+        lost: state.lost,
     }
 }

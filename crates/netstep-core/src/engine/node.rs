@@ -31,6 +31,10 @@ pub struct PortState {
     pub max_queue_packets: u64,
     /// Largest number of waiting bytes seen.
     pub max_queue_bytes: u64,
+    /// Packets lost on the wire (random link loss).
+    pub lost: u64,
+    /// Loss generator, created on the first draw of a lossy link.
+    loss_rng: Option<Box<rand_pcg::Pcg64Mcg>>,
 }
 
 /// Counters a logical process keeps about itself.
@@ -248,6 +252,15 @@ impl NodeState {
         port.tx_bytes += packet.size_bytes as u64;
         self.counters.packet_hops += 1;
         packet.hop = packet.hop.saturating_add(1);
+        if class.loss_ppm > 0 {
+            let rng = port.loss_rng.get_or_insert_with(|| Box::new(crate::rng::stream(model.seed, crate::rng::STREAM_LOSS, global as u64)));
+            if rand::Rng::next_u32(rng.as_mut()) % 1_000_000 < class.loss_ppm {
+                port.lost += 1;
+                self.counters.drops += 1;
+                *self.flow_drops.entry(packet.flow).or_insert(0) += 1;
+                return;
+            }
+        }
         let peer = model.net.port_peer[global as usize];
         let key = self.key(now + serialization + class.delay, Phase::Arrive);
         sink.remote(peer, Event { key, kind: EventKind::Arrive(packet) });

@@ -40,6 +40,8 @@ pub struct LinkClass {
     pub delay: SimTime,
     /// Egress buffer at each end.
     pub buffer: BufferSize,
+    /// Random loss on the wire, parts per million of packets (0 = lossless).
+    pub loss_ppm: u32,
 }
 
 /// One node of a topology.

@@ -62,6 +62,19 @@ pub struct TransportOut {
     pub timers: Vec<(SimTime, u32)>,
 }
 
+/// Counters of a sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    /// Data packets put on the wire, retransmissions included.
+    pub packets_sent: u64,
+    /// Data packets sent again.
+    pub retransmits: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
 /// The sending side of a flow.
 #[derive(Clone, Debug)]
 pub enum Sender {
@@ -118,11 +131,16 @@ impl Sender {
             _ => {}
         }
     }
-    /// `(data packets sent, retransmissions)`.
-    pub fn counters(&self) -> (u64, u64) {
+    /// What the sender did so far.
+    pub fn counters(&self) -> SenderCounters {
         match self {
-            Sender::OpenLoop(s) => (s.sent as u64, 0),
-            Sender::NewReno(s) => (s.packets_sent, s.retransmits),
+            Sender::OpenLoop(s) => SenderCounters { packets_sent: s.sent as u64, ..SenderCounters::default() },
+            Sender::NewReno(s) => SenderCounters {
+                packets_sent: s.packets_sent,
+                retransmits: s.retransmits,
+                fast_retransmits: s.fast_retransmits,
+                timeouts: s.timeouts,
+            },
         }
     }
 }

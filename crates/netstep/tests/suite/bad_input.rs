@@ -1,0 +1,217 @@
+//! Every class of bad input gets a one-line error naming file, field (and line:column where the
+//! parser knows it), the value and what was expected; exit code 2; no output left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GOOD: &str = r#"
+[topology]
+kind = "fat_tree"
+k = 4
+[topology.links]
+rate = "10Gbps"
+delay = "1us"
+buffer = "100KB"
+[[traffic]]
+kind = "flows"
+flows = [{ src = "h0", dst = "h5", size = "10KB" }]
+"#;
+
+struct Outcome {
+    code: i32,
+    stderr: String,
+    out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Runs `netstep run` on `text` (written to `scenario.toml` in a fresh folder).
+fn run_text(text: &str, extra: &[&str]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .args(extra)
+        .current_dir(crate::common::repo())
+        .output()
+        .unwrap();
+    Outcome { code: output.status.code().unwrap_or(-1), stderr: String::from_utf8_lossy(&output.stderr).into_owned(), out, _dir: dir }
+}
+
+/// Asserts a bad-input failure whose message contains every `needle`.
+fn assert_rejected(outcome: &Outcome, needles: &[&str]) {
+    assert_eq!(outcome.code, 2, "exit code; stderr: {}", outcome.stderr);
+    let message = outcome.stderr.trim_end();
+    assert_eq!(message.lines().count(), 1, "one line: {message}");
+    assert!(message.starts_with("error: "), "{message}");
+    assert!(message.contains("scenario.toml"), "names the file: {message}");
+    for needle in needles {
+        assert!(message.contains(needle), "expected {needle:?} in: {message}");
+    }
+    assert!(!outcome.out.exists(), "no output at the final path");
+    let leftovers: Vec<_> = std::fs::read_dir(outcome.out.parent().unwrap()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains("partial")).collect();
+    assert!(leftovers.is_empty(), "no partial folder left: {leftovers:?}");
+}
+
+#[test]
+fn good_scenario_runs() {
+    let outcome = run_text(GOOD, &[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    for table in ["flows.parquet", "links.parquet", "run.parquet"] {
+        assert!(outcome.out.join(table).exists(), "{table}");
+    }
+}
+
+#[test]
+fn malformed_toml() {
+    let o = run_text(&GOOD.replace("k = 4", "k = = 4"), &[]);
+    assert_rejected(&o, &["scenario.toml:4:"]);
+}
+
+#[test]
+fn unknown_key() {
+    let o = run_text(&GOOD.replace("k = 4", "k = 4\nradix = 4"), &[]);
+    assert_rejected(&o, &["unknown field `radix`"]);
+}
+
+#[test]
+fn bad_unit() {
+    let o = run_text(&GOOD.replace("\"10Gbps\"", "\"10Gbs\""), &[]);
+    assert_rejected(&o, &["topology.links.rate", "\"10Gbs\"", "expected", "Gbps", "scenario.toml:6:"]);
+}
+
+#[test]
+fn missing_unit() {
+    let o = run_text(&GOOD.replace("\"1us\"", "\"1\""), &[]);
+    assert_rejected(&o, &["topology.links.delay", "\"1\"", "expected a number with a unit"]);
+}
+
+#[test]
+fn odd_k() {
+    let o = run_text(&GOOD.replace("k = 4", "k = 5"), &[]);
+    assert_rejected(&o, &["topology.k", "even", "got 5", "scenario.toml:4:5"]);
+}
+
+#[test]
+fn too_small_k() {
+    let o = run_text(&GOOD.replace("k = 4", "k = 0"), &[]);
+    assert_rejected(&o, &["topology.k", "got 0"]);
+}
+
+#[test]
+fn zero_rate() {
+    let o = run_text(&GOOD.replace("\"10Gbps\"", "\"0Gbps\""), &[]);
+    assert_rejected(&o, &["topology.links.rate", "zero", "positive"]);
+}
+
+#[test]
+fn zero_lookahead() {
+    let text = r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+[topology.links]
+delay = "0s"
+[transport]
+kind = "open_loop"
+packet_size = "0B"
+interval = "1us"
+[[traffic]]
+kind = "flows"
+flows = [{ src = "l0", dst = "r0", packets = 3 }]
+"#;
+    let o = run_text(text, &[]);
+    assert_rejected(&o, &["zero lookahead", "delay"]);
+}
+
+#[test]
+fn zero_window() {
+    let o = run_text(&format!("[simulation]\nwindow = \"0ns\"\n{GOOD}"), &[]);
+    assert_rejected(&o, &["simulation.window", "zero window"]);
+}
+
+#[test]
+fn unknown_host_in_a_flow() {
+    let o = run_text(&GOOD.replace("dst = \"h5\"", "dst = \"h99\""), &[]);
+    assert_rejected(&o, &["traffic[0].flows[0].dst", "unknown host \"h99\""]);
+}
+
+#[test]
+fn unknown_host_in_a_path() {
+    let o = run_text(&GOOD.replace("size = \"10KB\"", "size = \"10KB\", path = [\"h0\", \"edge9_9\", \"h5\"]"), &[]);
+    assert_rejected(&o, &["traffic[0].flows[0].path[1]", "unknown node \"edge9_9\""]);
+}
+
+#[test]
+fn path_not_following_links() {
+    let o = run_text(&GOOD.replace("size = \"10KB\"", "size = \"10KB\", path = [\"h0\", \"edge0_0\", \"edge1_0\", \"h5\"]"), &[]);
+    assert_rejected(&o, &["traffic[0].flows[0].path[2]", "no link from \"edge0_0\" to \"edge1_0\""]);
+}
+
+fn poisson(cdf: &str) -> String {
+    GOOD.replace(
+        "kind = \"flows\"\nflows = [{ src = \"h0\", dst = \"h5\", size = \"10KB\" }]",
+        &format!("kind = \"poisson\"\nload = 0.3\ncdf = \"{cdf}\"\nduration = \"100us\""),
+    )
+}
+
+#[test]
+fn missing_cdf_file() {
+    let o = run_text(&poisson("no-such.toml"), &[]);
+    assert_rejected(&o, &["traffic[0].cdf", "cannot read CDF file", "no-such.toml"]);
+}
+
+#[test]
+fn non_monotone_cdf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = dir.path().join("bad.toml");
+    std::fs::write(&cdf, "name = \"x\"\nsource = \"test\"\ninterpolation = \"linear\"\npoints = [[0, 0.0], [100, 0.7], [200, 0.4], [300, 1.0]]\n").unwrap();
+    let o = run_text(&poisson(&cdf.display().to_string()), &[]);
+    assert_rejected(&o, &["traffic[0].cdf", "bad.toml", "points[2]", "must not decrease"]);
+}
+
+#[test]
+fn output_folder_not_writable() {
+    // A regular file where the output folder's parent should be cannot be written into,
+    // whoever runs the test (root included).
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    let out = blocker.join("run");
+    let scenario = dir.path().join("scenario.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep")).args(["run", "--quiet"]).arg(&scenario).arg("--out").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--out") && stderr.contains("cannot create"), "{stderr}");
+    assert!(!Path::new(&out).exists());
+}
+
+#[test]
+fn output_folder_that_is_not_a_run_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("precious");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "keep me").unwrap();
+    let scenario = dir.path().join("scenario.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep")).args(["run", "--quiet"]).arg(&scenario).arg("--out").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a netstep run"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "keep me");
+}
+
+#[test]
+fn bad_override() {
+    let o = run_text(GOOD, &["--set", "topology.k=7"]);
+    assert_rejected(&o, &["(after --set)", "topology.k", "got 7"]);
+    let o = run_text(GOOD, &["--set", "nonsense"]);
+    assert_rejected(&o, &["--set", "KEY=VALUE"]);
+}

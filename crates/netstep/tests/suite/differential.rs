@@ -1,0 +1,70 @@
+//! Exact mode equals the sequential reference engine, row for row, on every golden scenario.
+
+use netstep_core::engine::WindowMode;
+
+use crate::common::*;
+
+fn check(name: &str, mut s: netstep_scenario::Scenario) {
+    s.model.record_deliveries = true;
+    let reference = run_reference(&s);
+    assert!(reference.stats.packet_hops > 0, "{name}: nothing simulated");
+    for threads in [1, 2] {
+        let window = run_window(&s, threads, WindowMode::Exact);
+        assert_same_simulation(&reference, &window, &format!("{name} ({threads} threads) vs reference"));
+    }
+}
+
+#[test]
+fn quickstart_matches_reference() {
+    check("quickstart", scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"3ms\""]));
+}
+
+#[test]
+fn days_baseline_matches_reference() {
+    check("days k8 f64", scenario_file("scenarios/days-baseline/fattree-k8-f64.toml", &["traffic.0.packets=30"]));
+}
+
+#[test]
+fn queueing_scenario_matches_reference() {
+    check("mm1", scenario_file("scenarios/queueing/mm1-rho09.toml", &["traffic.0.flows.0.packets=5000"]));
+}
+
+#[test]
+fn congested_tcp_dumbbell_with_loss_matches_reference() {
+    let text = dumbbell_tcp(6, "1Gbps", "5us", "30KB", "400KB", "");
+    check("tcp dumbbell", scenario(&text, &["topology.links.loss=0.005"]));
+}
+
+#[test]
+fn explicit_paths_and_leaf_spine_match_reference() {
+    let text = r#"
+[topology]
+kind = "leaf_spine"
+leaves = 3
+spines = 2
+hosts_per_leaf = 2
+[topology.links]
+rate = "10Gbps"
+delay = "2us"
+buffer = "50KB"
+[[traffic]]
+kind = "flows"
+flows = [
+  { src = "h0", dst = "h5", size = "200KB", path = ["h0", "leaf0", "spine1", "leaf2", "h5"] },
+  { src = "h1", dst = "h4", size = "300KB", start = "5us" },
+]
+[[traffic]]
+kind = "poisson"
+load = 0.6
+cdf = "../datasets/websearch.toml"
+duration = "1ms"
+"#;
+    let s = scenario(text, &[]);
+    check("leaf-spine", s);
+}
+
+#[test]
+fn stopping_at_a_duration_matches_reference() {
+    let text = dumbbell_tcp(3, "1Gbps", "5us", "30KB", "10MB", "[simulation]\nduration = \"2ms\"\n");
+    check("duration", scenario(&text, &[]));
+}

@@ -1,0 +1,10 @@
+//! netstep integration tests: one binary, one module per concern.
+
+mod bad_input;
+mod cli;
+mod common;
+mod determinism;
+mod differential;
+mod newreno;
+mod properties;
+mod queueing;
