@@ -1,1 +1,173 @@
-fn main() {}
+//! Criterion micro-benchmarks of the hot paths: the FIFO queue, forwarding (routing + ECMP
+//! hash), one window step of the engine, and the data-layout question behind ARCHITECTURE.md
+//! (per-port state as bevy components vs a dense Vec, touched through a sparse worklist).
+
+use std::hint::black_box;
+
+use bevy_ecs::prelude::*;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use netstep_benches::load_scenario;
+use netstep_core::engine::window::WindowEngine;
+use netstep_core::engine::{EngineConfig, WindowMode};
+use netstep_core::network::{Network, ecmp_hash};
+use netstep_core::packet::{Packet, PacketKind};
+use netstep_core::queue::FifoQueue;
+use netstep_core::topology::{FatTree, LinkClass, fat_tree};
+use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
+
+fn packet(n: u32) -> Packet {
+    Packet {
+        flow: n % 64,
+        number: n,
+        seq: n,
+        dst: 0,
+        sent_ps: 0,
+        size_bytes: 1500,
+        kind: PacketKind::Data,
+        hop: 0,
+        ecn: 0,
+        explicit_path: false,
+    }
+}
+
+fn queue(c: &mut Criterion) {
+    let mut group = c.benchmark_group("queue");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("fifo_enqueue_dequeue", |b| {
+        let mut q = FifoQueue::default();
+        for n in 0..32 {
+            q.enqueue(packet(n), BufferSize::Packets(100)).unwrap();
+        }
+        let mut n = 0;
+        b.iter(|| {
+            q.enqueue(black_box(packet(n)), BufferSize::Bytes(Bytes(1_000_000)))
+                .unwrap();
+            n = n.wrapping_add(1);
+            black_box(q.dequeue())
+        })
+    });
+    group.finish();
+}
+
+fn forwarding(c: &mut Criterion) {
+    let class = LinkClass {
+        rate: BitsPerSec(100_000_000_000),
+        delay: SimTime::from_us(1),
+        buffer: BufferSize::Packets(100),
+        loss_ppm: 0,
+    };
+    let mut group = c.benchmark_group("forwarding");
+    group.throughput(Throughput::Elements(1));
+    for k in [16u32, 64] {
+        let shape = FatTree {
+            k,
+            hosts_per_edge: k / 2,
+        };
+        let net = Network::compile(&fat_tree(shape, class, class)).unwrap();
+        let hosts = shape.n_hosts();
+        let switches: Vec<u32> = (hosts..shape.n_nodes()).collect();
+        group.bench_with_input(BenchmarkId::new("fat_tree_route", k), &k, |b, _| {
+            let mut i = 0u32;
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let node = switches[(i as usize * 7919) % switches.len()];
+                let dst = (i.wrapping_mul(2_654_435_761)) % hosts;
+                black_box(net.route(node, dst, ecmp_hash(i, false, node)))
+            })
+        });
+    }
+    group.finish();
+}
+
+fn window_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("engine");
+    group.sample_size(10);
+    let scenario = load_scenario(
+        "scenarios/days-baseline/fattree-k8-f64.toml",
+        &["traffic.0.packets=20"],
+    );
+    let hops = WindowEngine::new(
+        &scenario.model,
+        EngineConfig {
+            threads: 1,
+            window: WindowMode::Exact,
+            end: None,
+        },
+    )
+    .unwrap()
+    .run(|_| {})
+    .stats
+    .packet_hops;
+    group.throughput(Throughput::Elements(hops));
+    for threads in [1usize, 2] {
+        group.bench_with_input(
+            BenchmarkId::new("days_k8_f64_20pkts", threads),
+            &threads,
+            |b, &threads| {
+                b.iter(|| {
+                    let engine = WindowEngine::new(
+                        &scenario.model,
+                        EngineConfig {
+                            threads,
+                            window: WindowMode::Exact,
+                            end: None,
+                        },
+                    )
+                    .unwrap();
+                    black_box(engine.run(|_| {}).stats.packet_hops)
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+/// Per-port transmitter state as the layout benchmark moves it.
+#[derive(Component, Clone, Copy, Default)]
+struct PortClock {
+    busy_until: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+}
+
+fn layout(c: &mut Criterion) {
+    let n_ports = 1 << 20;
+    let active = 4096;
+    let worklist: Vec<u32> = (0..active)
+        .map(|i| ((i as u64 * 2_654_435_761) % n_ports as u64) as u32)
+        .collect();
+    let mut group = c.benchmark_group("layout_sparse_port_update");
+    group.throughput(Throughput::Elements(active as u64));
+    let mut dense = vec![PortClock::default(); n_ports];
+    group.bench_function("vec_worklist", |b| {
+        b.iter(|| {
+            for &p in &worklist {
+                let s = &mut dense[p as usize];
+                s.busy_until += 1200;
+                s.tx_packets += 1;
+                s.tx_bytes += 1500;
+            }
+        })
+    });
+    let mut world = World::new();
+    let entities: Vec<Entity> = world
+        .spawn_batch((0..n_ports).map(|_| PortClock::default()))
+        .collect();
+    let targets: Vec<Entity> = worklist.iter().map(|&p| entities[p as usize]).collect();
+    let mut query = world.query::<&mut PortClock>();
+    group.bench_function("bevy_query_get_mut", |b| {
+        b.iter(|| {
+            for &e in &targets {
+                let mut s = query.get_mut(&mut world, e).unwrap();
+                let s = s.bypass_change_detection();
+                s.busy_until += 1200;
+                s.tx_packets += 1;
+                s.tx_bytes += 1500;
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, queue, forwarding, window_step, layout);
+criterion_main!(benches);

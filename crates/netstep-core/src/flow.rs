@@ -55,7 +55,11 @@ impl FlowTable {
             dst_slot.push(received[f.dst as usize]);
             received[f.dst as usize] += 1;
         }
-        FlowTable { flows, src_slot, dst_slot }
+        FlowTable {
+            flows,
+            src_slot,
+            dst_slot,
+        }
     }
 
     /// Number of flows.
@@ -70,14 +74,28 @@ impl FlowTable {
 
 /// The egress ports a flow's data (or ACKs, with `reverse`) traverse: `(node, local port)` per
 /// hop, from the sender's NIC to the last switch. `None` if routing cannot reach the peer.
-pub fn flow_route(net: &Network, flows: &FlowTable, flow: u32, reverse: bool) -> Option<Vec<(u32, u32)>> {
+pub fn flow_route(
+    net: &Network,
+    flows: &FlowTable,
+    flow: u32,
+    reverse: bool,
+) -> Option<Vec<(u32, u32)>> {
     let spec = &flows.flows[flow as usize];
-    let (src, dst) = if reverse { (spec.dst, spec.src) } else { (spec.src, spec.dst) };
+    let (src, dst) = if reverse {
+        (spec.dst, spec.src)
+    } else {
+        (spec.src, spec.dst)
+    };
     let mut hops = Vec::new();
     let mut node = src;
     while node != dst {
         let local = match &spec.path {
-            Some(path) => *(if reverse { &path.reverse } else { &path.forward }).get(hops.len())?,
+            Some(path) => *(if reverse {
+                &path.reverse
+            } else {
+                &path.forward
+            })
+            .get(hops.len())?,
             None => net.route(node, dst, ecmp_hash(flow, reverse, node))?,
         };
         hops.push((node, local));
@@ -106,7 +124,11 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime>
     }
     let bottleneck = crate::units::BitsPerSec(bottleneck);
     let spacing = spec.transport.min_spacing();
-    let rest: u64 = packets.iter().skip(1).map(|&size| bottleneck.serialization(size).0.max(spacing.0)).sum();
+    let rest: u64 = packets
+        .iter()
+        .skip(1)
+        .map(|&size| bottleneck.serialization(size).0.max(spacing.0))
+        .sum();
     Some(latency + SimTime(rest))
 }
 

@@ -38,6 +38,14 @@ pub enum NetworkError {
         /// Its link count.
         links: usize,
     },
+    /// More nodes than the event key can address.
+    #[error("{n_nodes} nodes is more than the {max} logical processes the engine supports")]
+    TooManyNodes {
+        /// Node count.
+        n_nodes: usize,
+        /// The limit.
+        max: u64,
+    },
     /// A link class with a zero rate.
     #[error("link class {class} has rate 0; rates must be positive")]
     ZeroRate {
@@ -83,12 +91,21 @@ pub struct Network {
     pub classes: Vec<LinkClass>,
     /// Routing.
     pub routing: Routing,
+    /// Per link class: picoseconds per byte when that is a whole number (most rates), so
+    /// serialization is one multiplication instead of a 128-bit division.
+    ps_per_byte: Vec<Option<u64>>,
 }
 
 impl Network {
     /// Compiles a topology into port tables and routing.
     pub fn compile(spec: &TopologySpec) -> Result<Network, NetworkError> {
         let n_nodes = spec.nodes.len();
+        if n_nodes as u64 > crate::engine::event::MAX_LPS {
+            return Err(NetworkError::TooManyNodes {
+                n_nodes,
+                max: crate::engine::event::MAX_LPS,
+            });
+        }
         for (class, c) in spec.classes.iter().enumerate() {
             if c.rate.0 == 0 {
                 return Err(NetworkError::ZeroRate { class });
@@ -98,18 +115,28 @@ impl Network {
         for (i, link) in spec.links.iter().enumerate() {
             for node in [link.a, link.b] {
                 if node as usize >= n_nodes {
-                    return Err(NetworkError::NoSuchNode { link: i, node, n_nodes });
+                    return Err(NetworkError::NoSuchNode {
+                        link: i,
+                        node,
+                        n_nodes,
+                    });
                 }
             }
             if link.a == link.b {
-                return Err(NetworkError::SelfLoop { link: i, node: spec.nodes[link.a as usize].name.clone() });
+                return Err(NetworkError::SelfLoop {
+                    link: i,
+                    node: spec.nodes[link.a as usize].name.clone(),
+                });
             }
             degree[link.a as usize] += 1;
             degree[link.b as usize] += 1;
         }
         for (n, node) in spec.nodes.iter().enumerate() {
             if node.kind == NodeKind::Host && degree[n] != 1 {
-                return Err(NetworkError::HostDegree { host: node.name.clone(), links: degree[n] as usize });
+                return Err(NetworkError::HostDegree {
+                    host: node.name.clone(),
+                    links: degree[n] as usize,
+                });
             }
         }
         let mut port_offset = Vec::with_capacity(n_nodes + 1);
@@ -137,7 +164,15 @@ impl Network {
             port_peer,
             port_class,
             classes: spec.classes.clone(),
-            routing: Routing::FatTree(FatTree { k: 2, hosts_per_edge: 1 }),
+            routing: Routing::FatTree(FatTree {
+                k: 2,
+                hosts_per_edge: 1,
+            }),
+            ps_per_byte: spec
+                .classes
+                .iter()
+                .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
+                .collect(),
         };
         network.routing = match spec.routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(shape),
@@ -169,6 +204,18 @@ impl Network {
     pub fn class_of(&self, port: u32) -> &LinkClass {
         &self.classes[self.port_class[port as usize] as usize]
     }
+    /// Serialization time of `size_bytes` on global port `port`.
+    #[inline]
+    pub fn serialization(&self, port: u32, size_bytes: u32) -> SimTime {
+        let class = self.port_class[port as usize] as usize;
+        match self.ps_per_byte[class] {
+            Some(ps) if let Some(t) = ps.checked_mul(size_bytes as u64) => SimTime(t),
+            _ => self.classes[class]
+                .rate
+                .serialization(Bytes(size_bytes as u64)),
+        }
+    }
+
     /// The local port at `node` whose link leads to `peer`, if any.
     pub fn port_towards(&self, node: u32, peer: u32) -> Option<u32> {
         let start = self.port_offset[node as usize];
@@ -188,7 +235,11 @@ impl Network {
     /// The smallest lookahead over all links for packets of at least `min_packet` bytes:
     /// propagation + serialization of the smallest packet.
     pub fn lookahead(&self, min_packet: Bytes) -> SimTime {
-        self.classes.iter().map(|c| c.delay + c.rate.serialization(min_packet)).min().unwrap_or(SimTime::MAX)
+        self.classes
+            .iter()
+            .map(|c| c.delay + c.rate.serialization(min_packet))
+            .min()
+            .unwrap_or(SimTime::MAX)
     }
 }
 
@@ -232,7 +283,12 @@ impl ShortestPathTables {
                 }
             }
         }
-        ShortestPathTables { host_attach, attach_nodes, dist, n_nodes }
+        ShortestPathTables {
+            host_attach,
+            attach_nodes,
+            dist,
+            n_nodes,
+        }
     }
 
     fn next_port(&self, net: &Network, node: u32, dst: u32, hash: u64) -> Option<u32> {
@@ -253,7 +309,8 @@ impl ShortestPathTables {
         let degree = net.degree(node);
         let is_next = |l: u32| {
             let v = net.port_peer[(start + l) as usize];
-            row[v as usize] == here - 1 && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
+            row[v as usize] == here - 1
+                && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
         };
         let count = (0..degree).filter(|&l| is_next(l)).count() as u64;
         if count == 0 {
@@ -268,7 +325,8 @@ impl ShortestPathTables {
 /// choice is deterministic and independent across switches.
 #[inline]
 pub fn ecmp_hash(flow: u32, reverse: bool, node: u32) -> u64 {
-    let mut z = ((flow as u64) << 33 | (reverse as u64) << 32 | node as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = ((flow as u64) << 33 | (reverse as u64) << 32 | node as u64)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -281,7 +339,12 @@ mod tests {
     use crate::units::{BitsPerSec, BufferSize};
 
     fn class() -> LinkClass {
-        LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(10), loss_ppm: 0 }
+        LinkClass {
+            rate: BitsPerSec(1_000_000_000),
+            delay: SimTime::from_us(1),
+            buffer: BufferSize::Packets(10),
+            loss_ppm: 0,
+        }
     }
 
     /// Walks routing from `src` to `dst` and returns the nodes visited.
@@ -289,7 +352,9 @@ mod tests {
         let mut path = vec![src];
         let mut node = src;
         while node != dst {
-            let local = net.route(node, dst, ecmp_hash(flow, false, node)).expect("route");
+            let local = net
+                .route(node, dst, ecmp_hash(flow, false, node))
+                .expect("route");
             node = net.port_peer[net.port_id(node, local) as usize];
             path.push(node);
             assert!(path.len() < 16, "routing loop {path:?}");
@@ -299,7 +364,10 @@ mod tests {
 
     #[test]
     fn fat_tree_routes_reach_every_host_on_shortest_paths() {
-        let shape = FatTree { k: 4, hosts_per_edge: 2 };
+        let shape = FatTree {
+            k: 4,
+            hosts_per_edge: 2,
+        };
         let net = Network::compile(&fat_tree(shape, class(), class())).unwrap();
         assert_eq!(net.n_nodes(), 16 + 8 + 8 + 4);
         for src in 0..16 {
@@ -322,7 +390,10 @@ mod tests {
 
     #[test]
     fn ecmp_spreads_flows_over_uplinks() {
-        let shape = FatTree { k: 8, hosts_per_edge: 4 };
+        let shape = FatTree {
+            k: 8,
+            hosts_per_edge: 4,
+        };
         let net = Network::compile(&fat_tree(shape, class(), class())).unwrap();
         let mut cores = std::collections::BTreeSet::new();
         for flow in 0..200 {

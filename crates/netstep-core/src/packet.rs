@@ -44,6 +44,8 @@ pub struct Packet {
     pub hop: u8,
     /// ECN codepoint (0 = not ECN-capable; reserved for the ECN elements).
     pub ecn: u8,
+    /// The flow follows an explicit path (look it up in the flow table) instead of ECMP.
+    pub explicit_path: bool,
 }
 
 impl Packet {
@@ -64,6 +66,10 @@ mod tests {
     #[test]
     fn packet_stays_within_the_memory_budget() {
         // DESIGN.md budget: <= 32 B per in-flight packet.
-        assert!(std::mem::size_of::<Packet>() <= 32, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 32,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 }

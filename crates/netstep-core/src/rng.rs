@@ -16,7 +16,9 @@ pub const STREAM_LOSS: u64 = 3;
 pub fn stream_seed(seed: u64, kind: u64, entity: u64) -> u64 {
     let mut z = seed;
     for word in [kind, entity] {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15).wrapping_add(word.wrapping_mul(0xd1b5_4a32_d192_ed03));
+        z = z
+            .wrapping_add(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(word.wrapping_mul(0xd1b5_4a32_d192_ed03));
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;

@@ -81,8 +81,16 @@ impl Sub for SimTime {
 impl fmt::Display for SimTime {
     /// Exact values in the largest whole unit (`25ms`); others with three decimals (`1.002s`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scales = [(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")];
-        if let Some(&(scale, unit)) = scales.iter().find(|(scale, _)| self.0 >= *scale && self.0 % scale != 0) {
+        let scales = [
+            (1_000_000_000_000, "s"),
+            (1_000_000_000, "ms"),
+            (1_000_000, "us"),
+            (1_000, "ns"),
+        ];
+        if let Some(&(scale, unit)) = scales
+            .iter()
+            .find(|(scale, _)| self.0 >= *scale && !self.0.is_multiple_of(*scale))
+        {
             return write!(f, "{:.3}{unit}", self.0 as f64 / scale as f64);
         }
         format_scaled(f, self.0, &scales, "ps")
@@ -102,7 +110,12 @@ impl Bytes {
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        format_scaled(f, self.0, &[(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")], "B")
+        format_scaled(
+            f,
+            self.0,
+            &[(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")],
+            "B",
+        )
     }
 }
 
@@ -123,7 +136,16 @@ impl BitsPerSec {
 
 impl fmt::Display for BitsPerSec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        format_scaled(f, self.0, &[(1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "kbps")], "bps")
+        format_scaled(
+            f,
+            self.0,
+            &[
+                (1_000_000_000, "Gbps"),
+                (1_000_000, "Mbps"),
+                (1_000, "kbps"),
+            ],
+            "bps",
+        )
     }
 }
 
@@ -145,9 +167,14 @@ impl fmt::Display for BufferSize {
     }
 }
 
-fn format_scaled(f: &mut fmt::Formatter<'_>, value: u64, scales: &[(u64, &str)], base: &str) -> fmt::Result {
+fn format_scaled(
+    f: &mut fmt::Formatter<'_>,
+    value: u64,
+    scales: &[(u64, &str)],
+    base: &str,
+) -> fmt::Result {
     for &(scale, suffix) in scales {
-        if value >= scale && value % scale == 0 {
+        if value >= scale && value.is_multiple_of(scale) {
             return write!(f, "{}{suffix}", value / scale);
         }
     }
@@ -166,10 +193,13 @@ pub struct UnitError {
     pub expected: &'static str,
 }
 
-const DURATION_EXPECTED: &str = "a number with a unit: ps, ns, us, ms or s (e.g. \"1us\", \"25ms\")";
-const RATE_EXPECTED: &str = "a number with a unit: bps, kbps, Mbps, Gbps or Tbps (e.g. \"100Gbps\", \"320kbps\")";
+const DURATION_EXPECTED: &str =
+    "a number with a unit: ps, ns, us, ms or s (e.g. \"1us\", \"25ms\")";
+const RATE_EXPECTED: &str =
+    "a number with a unit: bps, kbps, Mbps, Gbps or Tbps (e.g. \"100Gbps\", \"320kbps\")";
 const SIZE_EXPECTED: &str = "a number with a unit: B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (e.g. \"1500B\", \"1MB\")";
-const BUFFER_EXPECTED: &str = "a size with a unit (e.g. \"1MB\", \"256KB\") or a packet count (e.g. \"100pkts\")";
+const BUFFER_EXPECTED: &str =
+    "a size with a unit (e.g. \"1MB\", \"256KB\") or a packet count (e.g. \"100pkts\")";
 
 /// Splits `"12.5Gbps"` into the number and the unit; `None` when either part is missing.
 fn split_number(input: &str) -> Option<(&str, &str)> {
@@ -193,7 +223,11 @@ fn scale_decimal(number: &str, scale: u64) -> Option<u64> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    let int_value: u128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    let int_value: u128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().ok()?
+    };
     let mut total = int_value.checked_mul(scale as u128)?;
     if !frac_part.is_empty() {
         let digits = frac_part.len() as u32;
@@ -213,7 +247,11 @@ fn scale_decimal(number: &str, scale: u64) -> Option<u64> {
 
 /// Parses a duration such as `"1us"`, `"25ms"`, `"2.5ns"`, `"0s"`.
 pub fn parse_duration(input: &str) -> Result<SimTime, UnitError> {
-    let err = || UnitError { kind: "duration", value: input.to_string(), expected: DURATION_EXPECTED };
+    let err = || UnitError {
+        kind: "duration",
+        value: input.to_string(),
+        expected: DURATION_EXPECTED,
+    };
     let (number, unit) = split_number(input).ok_or_else(err)?;
     let scale = match unit {
         "ps" => 1,
@@ -228,7 +266,11 @@ pub fn parse_duration(input: &str) -> Result<SimTime, UnitError> {
 
 /// Parses a rate such as `"100Gbps"` or `"320kbps"`.
 pub fn parse_rate(input: &str) -> Result<BitsPerSec, UnitError> {
-    let err = || UnitError { kind: "rate", value: input.to_string(), expected: RATE_EXPECTED };
+    let err = || UnitError {
+        kind: "rate",
+        value: input.to_string(),
+        expected: RATE_EXPECTED,
+    };
     let (number, unit) = split_number(input).ok_or_else(err)?;
     let scale = match unit {
         "bps" => 1,
@@ -243,7 +285,11 @@ pub fn parse_rate(input: &str) -> Result<BitsPerSec, UnitError> {
 
 /// Parses a size in bytes such as `"1500B"`, `"1MB"` (10^6) or `"1MiB"` (2^20).
 pub fn parse_size(input: &str) -> Result<Bytes, UnitError> {
-    let err = || UnitError { kind: "size", value: input.to_string(), expected: SIZE_EXPECTED };
+    let err = || UnitError {
+        kind: "size",
+        value: input.to_string(),
+        expected: SIZE_EXPECTED,
+    };
     let (number, unit) = split_number(input).ok_or_else(err)?;
     let scale = size_scale(unit).ok_or_else(err)?;
     scale_decimal(number, scale).map(Bytes).ok_or_else(err)
@@ -264,14 +310,22 @@ fn size_scale(unit: &str) -> Option<u64> {
 
 /// Parses a buffer size: bytes (`"1MB"`) or packets (`"100pkts"`).
 pub fn parse_buffer(input: &str) -> Result<BufferSize, UnitError> {
-    let err = || UnitError { kind: "buffer size", value: input.to_string(), expected: BUFFER_EXPECTED };
+    let err = || UnitError {
+        kind: "buffer size",
+        value: input.to_string(),
+        expected: BUFFER_EXPECTED,
+    };
     let (number, unit) = split_number(input).ok_or_else(err)?;
     if unit == "pkts" || unit == "pkt" {
         let count = scale_decimal(number, 1).ok_or_else(err)?;
-        return u32::try_from(count).map(BufferSize::Packets).map_err(|_| err());
+        return u32::try_from(count)
+            .map(BufferSize::Packets)
+            .map_err(|_| err());
     }
     let scale = size_scale(unit).ok_or_else(err)?;
-    scale_decimal(number, scale).map(|b| BufferSize::Bytes(Bytes(b))).ok_or_else(err)
+    scale_decimal(number, scale)
+        .map(|b| BufferSize::Bytes(Bytes(b)))
+        .ok_or_else(err)
 }
 
 #[cfg(test)]
@@ -294,7 +348,10 @@ mod tests {
         assert_eq!(parse_size("1MB").unwrap(), Bytes(1_000_000));
         assert_eq!(parse_size("1MiB").unwrap(), Bytes(1 << 20));
         assert_eq!(parse_buffer("100pkts").unwrap(), BufferSize::Packets(100));
-        assert_eq!(parse_buffer("256KB").unwrap(), BufferSize::Bytes(Bytes(256_000)));
+        assert_eq!(
+            parse_buffer("256KB").unwrap(),
+            BufferSize::Bytes(Bytes(256_000))
+        );
     }
 
     #[test]
@@ -311,7 +368,10 @@ mod tests {
     #[test]
     fn serialization_rounds_up() {
         // 1000 B at 320 kb/s = 25 ms exactly.
-        assert_eq!(BitsPerSec(320_000).serialization(Bytes(1000)), SimTime::from_ms(25));
+        assert_eq!(
+            BitsPerSec(320_000).serialization(Bytes(1000)),
+            SimTime::from_ms(25)
+        );
         // 1 B at 3 bps = 8/3 s, rounded up to the picosecond.
         assert_eq!(BitsPerSec(3).serialization(Bytes(1)).0, 2_666_666_666_667);
     }

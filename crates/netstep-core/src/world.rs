@@ -77,51 +77,103 @@ pub struct RunResults(pub RunOutput);
 
 /// Spawns the nodes and links of `spec` and inserts its [`Fabric`].
 pub fn spawn_topology(world: &mut World, spec: TopologySpec) {
-    let TopologySpec { nodes, links, classes, routing } = spec;
+    let TopologySpec {
+        nodes,
+        links,
+        classes,
+        routing,
+    } = spec;
     world.spawn_batch(
         nodes
             .into_iter()
             .enumerate()
             .map(|(i, NodeSpec { kind, name })| (NodeId(i as u32), NodeRole(kind), NodeName(name))),
     );
-    world.spawn_batch(links.into_iter().enumerate().map(|(i, spec)| Link { id: i as u32, spec }));
+    world.spawn_batch(
+        links
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| Link { id: i as u32, spec }),
+    );
     world.insert_resource(Fabric { classes, routing });
 }
 
 /// Spawns one entity per flow (ids in order) and sets the seed.
 pub fn spawn_flows(world: &mut World, flows: Vec<FlowSpec>, seed: u64) {
-    world.spawn_batch(flows.into_iter().enumerate().map(|(i, spec)| Flow { id: i as u32, spec }));
+    world.spawn_batch(
+        flows
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| Flow { id: i as u32, spec }),
+    );
     world.insert_resource(Seed(seed));
 }
 
 /// Setup system: compiles node and link entities into the dense [`Network`].
-pub fn compile_network(nodes: Query<(&NodeId, &NodeRole, &NodeName)>, links: Query<&Link>, fabric: Res<Fabric>, mut setup: ResMut<Setup>) {
-    let mut node_list: Vec<NodeSpec> = vec![NodeSpec { kind: NodeKind::Host, name: String::new() }; nodes.iter().len()];
+pub fn compile_network(
+    nodes: Query<(&NodeId, &NodeRole, &NodeName)>,
+    links: Query<&Link>,
+    fabric: Res<Fabric>,
+    mut setup: ResMut<Setup>,
+) {
+    let mut node_list: Vec<NodeSpec> = vec![
+        NodeSpec {
+            kind: NodeKind::Host,
+            name: String::new()
+        };
+        nodes.iter().len()
+    ];
     for (id, role, name) in &nodes {
-        node_list[id.0 as usize] = NodeSpec { kind: role.0, name: name.0.clone() };
+        node_list[id.0 as usize] = NodeSpec {
+            kind: role.0,
+            name: name.0.clone(),
+        };
     }
-    let mut link_list = vec![LinkSpec { a: 0, b: 0, class: 0 }; links.iter().len()];
+    let mut link_list = vec![
+        LinkSpec {
+            a: 0,
+            b: 0,
+            class: 0
+        };
+        links.iter().len()
+    ];
     for link in &links {
         link_list[link.id as usize] = link.spec;
     }
-    let spec = TopologySpec { nodes: node_list, links: link_list, classes: fabric.classes.clone(), routing: fabric.routing };
+    let spec = TopologySpec {
+        nodes: node_list,
+        links: link_list,
+        classes: fabric.classes.clone(),
+        routing: fabric.routing,
+    };
     setup.network = Some(Network::compile(&spec));
 }
 
 /// Injection system: gathers flow entities into the flow table and assembles the [`Model`].
 pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setup>) {
-    let Some(network) = setup.network.take() else { return };
+    let Some(network) = setup.network.take() else {
+        return;
+    };
     let model = network.map(|net| {
         let mut list: Vec<(u32, FlowSpec)> = flows.iter().map(|f| (f.id, f.spec.clone())).collect();
         list.sort_by_key(|(id, _)| *id);
         let table = FlowTable::new(list.into_iter().map(|(_, s)| s).collect(), net.n_nodes());
-        Model { net, flows: table, seed: seed.0, record_deliveries: false }
+        Model {
+            net,
+            flows: table,
+            seed: seed.0,
+            record_deliveries: false,
+        }
     });
     setup.model = Some(model);
 }
 
 /// Flushing system: writes each flow's outcome onto its entity.
-pub fn record_outcomes(mut commands: Commands, flows: Query<(Entity, &Flow)>, results: Res<RunResults>) {
+pub fn record_outcomes(
+    mut commands: Commands,
+    flows: Query<(Entity, &Flow)>,
+    results: Res<RunResults>,
+) {
     for (entity, flow) in &flows {
         if let Some(outcome) = results.0.flows.get(flow.id as usize) {
             commands.entity(entity).insert(FlowResult(outcome.clone()));
@@ -140,7 +192,11 @@ pub fn build_model(world: &mut World) -> Result<Model, NetworkError> {
     single_threaded(&mut schedule);
     schedule.add_systems((compile_network, inject_flows).chain());
     schedule.run(world);
-    world.resource_mut::<Setup>().model.take().expect("setup schedule ran")
+    world
+        .resource_mut::<Setup>()
+        .model
+        .take()
+        .expect("setup schedule ran")
 }
 
 /// Runs the flushing schedule: stores `output` and records every flow's outcome.
@@ -161,11 +217,29 @@ mod tests {
 
     #[test]
     fn setup_and_flush_systems_round_trip_through_the_world() {
-        let class = LinkClass { rate: BitsPerSec(1_000_000_000), delay: SimTime::from_us(1), buffer: BufferSize::Packets(8), loss_ppm: 0 };
+        let class = LinkClass {
+            rate: BitsPerSec(1_000_000_000),
+            delay: SimTime::from_us(1),
+            buffer: BufferSize::Packets(8),
+            loss_ppm: 0,
+        };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
-        let transport = TransportSpec::OpenLoop(OpenLoopSpec { packet_size: Bytes(1000), n_packets: 3, interval: SimTime::from_us(10), exponential: false, size_distribution: Default::default() });
-        let flow = FlowSpec { src: 0, dst: 1, start: SimTime::ZERO, size: Bytes(3000), transport, path: None };
+        let transport = TransportSpec::OpenLoop(OpenLoopSpec {
+            packet_size: Bytes(1000),
+            n_packets: 3,
+            interval: SimTime::from_us(10),
+            exponential: false,
+            size_distribution: Default::default(),
+        });
+        let flow = FlowSpec {
+            src: 0,
+            dst: 1,
+            start: SimTime::ZERO,
+            size: Bytes(3000),
+            transport,
+            path: None,
+        };
         spawn_flows(&mut world, vec![flow], 7);
         let model = build_model(&mut world).unwrap();
         assert_eq!(model.net.n_nodes(), 4);

@@ -50,25 +50,42 @@ pub struct SizeCdf {
 impl SizeCdf {
     /// Reads and validates a CDF file; errors name the file and the problem.
     pub fn load(path: &Path) -> Result<SizeCdf, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read CDF file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read CDF file {}: {e}", path.display()))?;
         SizeCdf::parse(&text).map_err(|e| format!("CDF file {}: {e}", path.display()))
     }
 
     /// Parses and validates CDF text.
     pub fn parse(text: &str) -> Result<SizeCdf, String> {
         let file: CdfFile = toml::from_str(text).map_err(|e| {
-            let (line, col) = e.span().map(|s| crate::error::line_col(text, s.start)).unwrap_or((0, 0));
+            let (line, col) = e
+                .span()
+                .map(|s| crate::error::line_col(text, s.start))
+                .unwrap_or((0, 0));
             format!("line {line}, column {col}: {}", e.message())
         })?;
         if file.points.len() < 2 {
-            return Err(format!("points: need at least 2 points, got {}", file.points.len()));
+            return Err(format!(
+                "points: need at least 2 points, got {}",
+                file.points.len()
+            ));
         }
         for (i, w) in file.points.windows(2).enumerate() {
             if w[1].0 <= w[0].0 {
-                return Err(format!("points[{}]: sizes must strictly increase, got {} after {}", i + 1, w[1].0, w[0].0));
+                return Err(format!(
+                    "points[{}]: sizes must strictly increase, got {} after {}",
+                    i + 1,
+                    w[1].0,
+                    w[0].0
+                ));
             }
             if w[1].1 < w[0].1 {
-                return Err(format!("points[{}]: probabilities must not decrease, got {} after {}", i + 1, w[1].1, w[0].1));
+                return Err(format!(
+                    "points[{}]: probabilities must not decrease, got {} after {}",
+                    i + 1,
+                    w[1].1,
+                    w[0].1
+                ));
             }
         }
         for (i, &(_, p)) in file.points.iter().enumerate() {
@@ -78,7 +95,9 @@ impl SizeCdf {
         }
         let last = file.points.last().expect("two points").1;
         if (last - 1.0).abs() > 1e-9 {
-            return Err(format!("points: the last probability must be 1, got {last}"));
+            return Err(format!(
+                "points: the last probability must be 1, got {last}"
+            ));
         }
         Ok(SizeCdf {
             name: file.name,
@@ -105,7 +124,10 @@ impl SizeCdf {
 
     /// The size at quantile `u` in (0, 1]; at least 1 byte.
     pub fn sample(&self, u: f64) -> u64 {
-        let i = self.probs.partition_point(|&p| p < u).min(self.sizes.len() - 1);
+        let i = self
+            .probs
+            .partition_point(|&p| p < u)
+            .min(self.sizes.len() - 1);
         let size = if i == 0 {
             self.sizes[0] as f64
         } else {
@@ -114,7 +136,11 @@ impl SizeCdf {
                 Interpolation::Linear => {
                     let (p0, p1) = (self.probs[i - 1], self.probs[i]);
                     let (s0, s1) = (self.sizes[i - 1] as f64, self.sizes[i] as f64);
-                    if p1 > p0 { s0 + (u - p0) / (p1 - p0) * (s1 - s0) } else { s1 }
+                    if p1 > p0 {
+                        s0 + (u - p0) / (p1 - p0) * (s1 - s0)
+                    } else {
+                        s1
+                    }
                 }
             }
         };
@@ -135,7 +161,10 @@ mod tests {
         assert_eq!(cdf.sample(0.25), 50);
         assert_eq!(cdf.sample(0.75), 200);
         let n = 100_000;
-        let empirical: f64 = (1..=n).map(|i| cdf.sample(i as f64 / n as f64) as f64).sum::<f64>() / n as f64;
+        let empirical: f64 = (1..=n)
+            .map(|i| cdf.sample(i as f64 / n as f64) as f64)
+            .sum::<f64>()
+            / n as f64;
         assert!((empirical - cdf.mean()).abs() < 1.0, "{empirical}");
     }
 
@@ -145,6 +174,10 @@ mod tests {
         let err = SizeCdf::parse(&bad).unwrap_err();
         assert!(err.contains("probabilities must not decrease"), "{err}");
         let bad = TEXT.replace("[300, 1.0]", "[50, 1.0]");
-        assert!(SizeCdf::parse(&bad).unwrap_err().contains("sizes must strictly increase"));
+        assert!(
+            SizeCdf::parse(&bad)
+                .unwrap_err()
+                .contains("sizes must strictly increase")
+        );
     }
 }

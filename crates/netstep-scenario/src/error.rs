@@ -21,7 +21,11 @@ pub struct FieldPath(pub Vec<Segment>);
 impl FieldPath {
     /// A path from dotted keys: `FieldPath::of(&["topology", "k"])`.
     pub fn of(keys: &[&str]) -> FieldPath {
-        FieldPath(keys.iter().map(|k| Segment::Key((*k).to_string())).collect())
+        FieldPath(
+            keys.iter()
+                .map(|k| Segment::Key((*k).to_string()))
+                .collect(),
+        )
     }
     /// This path plus a key.
     pub fn key(&self, key: &str) -> FieldPath {
@@ -62,11 +66,20 @@ pub struct Invalid {
 impl Invalid {
     /// A new problem at `path`.
     pub fn new(path: FieldPath, message: impl Into<String>) -> Invalid {
-        Invalid { path, message: message.into() }
+        Invalid {
+            path,
+            message: message.into(),
+        }
     }
     /// A unit string that did not parse.
     pub fn unit(path: FieldPath, err: UnitError) -> Invalid {
-        Invalid::new(path, format!("{:?} is not a valid {}: expected {}", err.value, err.kind, err.expected))
+        Invalid::new(
+            path,
+            format!(
+                "{:?} is not a valid {}: expected {}",
+                err.value, err.kind, err.expected
+            ),
+        )
     }
 }
 

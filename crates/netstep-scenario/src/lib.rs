@@ -48,7 +48,11 @@ pub struct ScenarioMeta {
 impl ScenarioMeta {
     /// The engine configuration these settings describe.
     pub fn engine_config(&self) -> EngineConfig {
-        EngineConfig { threads: self.threads, window: self.window, end: self.duration }
+        EngineConfig {
+            threads: self.threads,
+            window: self.window,
+            end: self.duration,
+        }
     }
 }
 
@@ -66,21 +70,50 @@ pub struct Scenario {
 /// Loads a scenario file, applying `--set KEY=VALUE` overrides.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line_col: None, field: String::new(), message: format!("cannot read scenario: {e}") })?;
-    let default_name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into());
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line_col: None,
+        field: String::new(),
+        message: format!("cannot read scenario: {e}"),
+    })?;
+    let default_name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
     load_str(&text, &file, &default_name, path.parent(), overrides)
 }
 
 /// Loads the built-in quickstart.
 pub fn load_quickstart(overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    load_str(QUICKSTART, QUICKSTART_NAME, "quickstart", Some(&base), overrides)
+    load_str(
+        QUICKSTART,
+        QUICKSTART_NAME,
+        "quickstart",
+        Some(&base),
+        overrides,
+    )
 }
 
 /// Loads scenario text. `file` names it in errors, `base_dir` anchors relative CDF paths.
-pub fn load_str(text: &str, file: &str, default_name: &str, base_dir: Option<&Path>, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let effective = apply_overrides(text, overrides).map_err(|message| ScenarioError { file: file.to_string(), line_col: None, field: "--set".into(), message })?;
-    let shown_file = if overrides.is_empty() { file.to_string() } else { format!("{file} (after --set)") };
+pub fn load_str(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    base_dir: Option<&Path>,
+    overrides: &[String],
+) -> Result<Scenario, ScenarioError> {
+    let effective = apply_overrides(text, overrides).map_err(|message| ScenarioError {
+        file: file.to_string(),
+        line_col: None,
+        field: "--set".into(),
+        message,
+    })?;
+    let shown_file = if overrides.is_empty() {
+        file.to_string()
+    } else {
+        format!("{file} (after --set)")
+    };
     let parsed: ScenarioFile = toml::from_str(&effective).map_err(|e| ScenarioError {
         file: shown_file.clone(),
         line_col: e.span().map(|s| error::line_col(&effective, s.start)),
@@ -89,41 +122,81 @@ pub fn load_str(text: &str, file: &str, default_name: &str, base_dir: Option<&Pa
     })?;
     let locate = |invalid: Invalid| ScenarioError {
         file: shown_file.clone(),
-        line_col: error::locate(&effective, &invalid.path).map(|s| error::line_col(&effective, s.start)),
+        line_col: error::locate(&effective, &invalid.path)
+            .map(|s| error::line_col(&effective, s.start)),
         field: invalid.path.to_string(),
         message: invalid.message,
     };
     build(parsed, &effective, file, default_name, base_dir).map_err(locate)
 }
 
-fn build(parsed: ScenarioFile, effective: &str, file: &str, default_name: &str, base_dir: Option<&Path>) -> Result<Scenario, Invalid> {
+fn build(
+    parsed: ScenarioFile,
+    effective: &str,
+    file: &str,
+    default_name: &str,
+    base_dir: Option<&Path>,
+) -> Result<Scenario, Invalid> {
     let sim = &parsed.simulation;
     let path = FieldPath::of(&["simulation"]);
-    let duration = sim.duration.as_ref().map(|d| parse_duration(d).map_err(|e| Invalid::unit(path.key("duration"), e))).transpose()?;
+    let duration = sim
+        .duration
+        .as_ref()
+        .map(|d| parse_duration(d).map_err(|e| Invalid::unit(path.key("duration"), e)))
+        .transpose()?;
     if duration == Some(SimTime::ZERO) {
-        return Err(Invalid::new(path.key("duration"), "must be positive (leave it out to run until all flows finish)"));
+        return Err(Invalid::new(
+            path.key("duration"),
+            "must be positive (leave it out to run until all flows finish)",
+        ));
     }
     let window = match sim.window.as_deref() {
         None | Some("exact") => WindowMode::Exact,
         Some(w) => {
-            let width = parse_duration(w).map_err(|_| Invalid::new(path.key("window"), format!("{w:?} is not valid: expected \"exact\" or a duration such as \"5us\"")))?;
+            let width = parse_duration(w).map_err(|_| {
+                Invalid::new(
+                    path.key("window"),
+                    format!("{w:?} is not valid: expected \"exact\" or a duration such as \"5us\""),
+                )
+            })?;
             if width == SimTime::ZERO {
-                return Err(Invalid::new(path.key("window"), "a zero window never advances; expected \"exact\" or a positive duration"));
+                return Err(Invalid::new(
+                    path.key("window"),
+                    "a zero window never advances; expected \"exact\" or a positive duration",
+                ));
             }
             WindowMode::Quantized(width)
         }
     };
     let threads = sim.threads.unwrap_or(1);
     if threads == 0 || threads > 1024 {
-        return Err(Invalid::new(path.key("threads"), format!("must be between 1 and 1024, got {threads}")));
+        return Err(Invalid::new(
+            path.key("threads"),
+            format!("must be between 1 and 1024, got {threads}"),
+        ));
     }
     let seed = sim.seed.unwrap_or(1);
     let topology = topology::build(&parsed.topology)?;
     let default_transport = match &parsed.transport {
         Some(t) => traffic::resolve_transport(t, FieldPath::of(&["transport"]))?,
-        None => traffic::resolve_transport(&TransportConfig::TcpNewreno { mss: None, header: None, initial_cwnd: None, rto_min: None, rto_initial: None, rto_max: None }, FieldPath::of(&["transport"]))?,
+        None => traffic::resolve_transport(
+            &TransportConfig::TcpNewreno {
+                mss: None,
+                header: None,
+                initial_cwnd: None,
+                rto_min: None,
+                rto_initial: None,
+                rto_max: None,
+            },
+            FieldPath::of(&["transport"]),
+        )?,
     };
-    let ctx = traffic::TrafficContext { topology: &topology, seed, default_transport, base_dir };
+    let ctx = traffic::TrafficContext {
+        topology: &topology,
+        seed,
+        default_transport,
+        base_dir,
+    };
     let (flows, inputs) = traffic::generate(&parsed.traffic, &ctx)?;
     let mut hash = fnv1a(effective.as_bytes(), 0xcbf2_9ce4_8422_2325);
     for input in &inputs {
@@ -132,11 +205,18 @@ fn build(parsed: ScenarioFile, effective: &str, file: &str, default_name: &str, 
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, flows, seed);
-    let model = world::build_model(&mut world).map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
+    let model = world::build_model(&mut world)
+        .map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];
-            return Err(Invalid::new(FieldPath::of(&["traffic"]), format!("flow {flow} from node {} to node {} has no route", f.src, f.dst)));
+            return Err(Invalid::new(
+                FieldPath::of(&["traffic"]),
+                format!(
+                    "flow {flow} from node {} to node {} has no route",
+                    f.src, f.dst
+                ),
+            ));
         }
     }
     if !model.flows.is_empty() && model.lookahead() == SimTime::ZERO {
@@ -149,7 +229,10 @@ fn build(parsed: ScenarioFile, effective: &str, file: &str, default_name: &str, 
         ));
     }
     let meta = ScenarioMeta {
-        name: parsed.name.clone().unwrap_or_else(|| default_name.to_string()),
+        name: parsed
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string()),
         file: file.to_string(),
         hash,
         text: effective.to_string(),
@@ -177,9 +260,16 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Strin
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
-    let mut doc: toml::Table = toml::from_str(text).map_err(|e| format!("cannot apply overrides to a scenario that does not parse: {}", e.message()))?;
+    let mut doc: toml::Table = toml::from_str(text).map_err(|e| {
+        format!(
+            "cannot apply overrides to a scenario that does not parse: {}",
+            e.message()
+        )
+    })?;
     for item in overrides {
-        let (key, raw) = item.split_once('=').ok_or_else(|| format!("{item:?} is not KEY=VALUE (e.g. topology.k=8)"))?;
+        let (key, raw) = item
+            .split_once('=')
+            .ok_or_else(|| format!("{item:?} is not KEY=VALUE (e.g. topology.k=8)"))?;
         let key = key.trim();
         let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
             Ok(mut t) => t.remove("v").expect("parsed"),
@@ -187,7 +277,9 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Strin
         };
         let segments: Vec<&str> = key.split('.').collect();
         if segments.iter().any(|s| s.is_empty()) {
-            return Err(format!("{key:?} is not a dotted key path (e.g. simulation.seed)"));
+            return Err(format!(
+                "{key:?} is not a dotted key path (e.g. simulation.seed)"
+            ));
         }
         set_path(&mut doc, &segments, value).map_err(|e| format!("{key}: {e}"))?;
     }
@@ -200,18 +292,28 @@ fn set_path(table: &mut toml::Table, segments: &[&str], value: toml::Value) -> R
         table.insert((*first).to_string(), value);
         return Ok(());
     }
-    let entry = table.entry((*first).to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let entry = table
+        .entry((*first).to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     set_value(entry, rest, value)
 }
 
-fn set_value(current: &mut toml::Value, segments: &[&str], value: toml::Value) -> Result<(), String> {
+fn set_value(
+    current: &mut toml::Value,
+    segments: &[&str],
+    value: toml::Value,
+) -> Result<(), String> {
     match current {
         toml::Value::Table(t) => set_path(t, segments, value),
         toml::Value::Array(items) => {
             let (first, rest) = segments.split_first().expect("non-empty");
-            let index: usize = first.parse().map_err(|_| format!("{first:?} must be an array index"))?;
+            let index: usize = first
+                .parse()
+                .map_err(|_| format!("{first:?} must be an array index"))?;
             let len = items.len();
-            let item = items.get_mut(index).ok_or_else(|| format!("index {index} is out of range (the array has {len} items)"))?;
+            let item = items.get_mut(index).ok_or_else(|| {
+                format!("index {index} is out of range (the array has {len} items)")
+            })?;
             if rest.is_empty() {
                 *item = value;
                 Ok(())
@@ -219,6 +321,9 @@ fn set_value(current: &mut toml::Value, segments: &[&str], value: toml::Value) -
                 set_value(item, rest, value)
             }
         }
-        _ => Err(format!("cannot set {:?} inside a value that is not a table", segments.join("."))),
+        _ => Err(format!(
+            "cannot set {:?} inside a value that is not a table",
+            segments.join(".")
+        )),
     }
 }

@@ -3,8 +3,12 @@
 
 use std::collections::HashMap;
 
-use netstep_core::topology::{self, FatTree, LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec};
-use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime, parse_buffer, parse_duration, parse_rate};
+use netstep_core::topology::{
+    self, FatTree, LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec,
+};
+use netstep_core::units::{
+    BitsPerSec, BufferSize, Bytes, SimTime, parse_buffer, parse_duration, parse_rate,
+};
 
 use crate::config::{LinkConfig, TopologyConfig};
 use crate::error::{FieldPath, Invalid};
@@ -21,24 +25,36 @@ pub const MAX_K: u32 = 256;
 
 /// Resolves one link class: `layers` from most general to most specific, each with its path.
 fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClass, Invalid> {
-    let mut class = LinkClass { rate: DEFAULT_RATE, delay: DEFAULT_DELAY, buffer: DEFAULT_BUFFER, loss_ppm: 0 };
+    let mut class = LinkClass {
+        rate: DEFAULT_RATE,
+        delay: DEFAULT_DELAY,
+        buffer: DEFAULT_BUFFER,
+        loss_ppm: 0,
+    };
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
         if let Some(rate) = &layer.rate {
             class.rate = parse_rate(rate).map_err(|e| Invalid::unit(path.key("rate"), e))?;
             if class.rate.0 == 0 {
-                return Err(Invalid::new(path.key("rate"), format!("rate {rate:?} is zero; expected a positive rate such as \"100Gbps\"")));
+                return Err(Invalid::new(
+                    path.key("rate"),
+                    format!("rate {rate:?} is zero; expected a positive rate such as \"100Gbps\""),
+                ));
             }
         }
         if let Some(delay) = &layer.delay {
             class.delay = parse_duration(delay).map_err(|e| Invalid::unit(path.key("delay"), e))?;
         }
         if let Some(buffer) = &layer.buffer {
-            class.buffer = parse_buffer(buffer).map_err(|e| Invalid::unit(path.key("buffer"), e))?;
+            class.buffer =
+                parse_buffer(buffer).map_err(|e| Invalid::unit(path.key("buffer"), e))?;
         }
         if let Some(loss) = layer.loss {
             if !(0.0..1.0).contains(&loss) {
-                return Err(Invalid::new(path.key("loss"), format!("must be a probability in [0, 1), got {loss}")));
+                return Err(Invalid::new(
+                    path.key("loss"),
+                    format!("must be a probability in [0, 1), got {loss}"),
+                ));
             }
             class.loss_ppm = (loss * 1e6).round() as u32;
         }
@@ -46,16 +62,29 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
     Ok(class)
 }
 
-fn tiers(links: &Option<LinkConfig>, host: &Option<LinkConfig>, fabric: &Option<LinkConfig>) -> Result<(LinkClass, LinkClass), Invalid> {
+fn tiers(
+    links: &Option<LinkConfig>,
+    host: &Option<LinkConfig>,
+    fabric: &Option<LinkConfig>,
+) -> Result<(LinkClass, LinkClass), Invalid> {
     let top = FieldPath::of(&["topology"]);
-    let host_class = resolve_class(&[(links.as_ref(), top.key("links")), (host.as_ref(), top.key("host_links"))])?;
-    let fabric_class = resolve_class(&[(links.as_ref(), top.key("links")), (fabric.as_ref(), top.key("fabric_links"))])?;
+    let host_class = resolve_class(&[
+        (links.as_ref(), top.key("links")),
+        (host.as_ref(), top.key("host_links")),
+    ])?;
+    let fabric_class = resolve_class(&[
+        (links.as_ref(), top.key("links")),
+        (fabric.as_ref(), top.key("fabric_links")),
+    ])?;
     Ok((host_class, fabric_class))
 }
 
 fn at_least_one(value: u32, field: &str) -> Result<u32, Invalid> {
     if value == 0 {
-        return Err(Invalid::new(FieldPath::of(&["topology", field]), "must be at least 1, got 0"));
+        return Err(Invalid::new(
+            FieldPath::of(&["topology", field]),
+            "must be at least 1, got 0",
+        ));
     }
     Ok(value)
 }
@@ -63,20 +92,39 @@ fn at_least_one(value: u32, field: &str) -> Result<u32, Invalid> {
 /// Builds the topology.
 pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
     match config {
-        TopologyConfig::FatTree { k, hosts_per_edge, links, host_links, fabric_links } => {
+        TopologyConfig::FatTree {
+            k,
+            hosts_per_edge,
+            links,
+            host_links,
+            fabric_links,
+        } => {
             let k = *k;
             if k % 2 != 0 || !(2..=MAX_K).contains(&k) {
-                return Err(Invalid::new(FieldPath::of(&["topology", "k"]), format!("must be an even number between 2 and {MAX_K}, got {k}")));
+                return Err(Invalid::new(
+                    FieldPath::of(&["topology", "k"]),
+                    format!("must be an even number between 2 and {MAX_K}, got {k}"),
+                ));
             }
             let hosts_per_edge = at_least_one(hosts_per_edge.unwrap_or(k / 2), "hosts_per_edge")?;
             let shape = FatTree { k, hosts_per_edge };
             if (shape.n_edge() as u64) * hosts_per_edge as u64 > u32::MAX as u64 / 2 {
-                return Err(Invalid::new(FieldPath::of(&["topology", "hosts_per_edge"]), format!("{hosts_per_edge} hosts per edge is too many for k = {k}")));
+                return Err(Invalid::new(
+                    FieldPath::of(&["topology", "hosts_per_edge"]),
+                    format!("{hosts_per_edge} hosts per edge is too many for k = {k}"),
+                ));
             }
             let (host, fabric) = tiers(links, host_links, fabric_links)?;
             Ok(topology::fat_tree(shape, host, fabric))
         }
-        TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, links, host_links, fabric_links } => {
+        TopologyConfig::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            links,
+            host_links,
+            fabric_links,
+        } => {
             let (host, fabric) = tiers(links, host_links, fabric_links)?;
             Ok(topology::leaf_spine(
                 at_least_one(*leaves, "leaves")?,
@@ -86,27 +134,60 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
                 fabric,
             ))
         }
-        TopologyConfig::Dumbbell { left, right, links, host_links, fabric_links } => {
+        TopologyConfig::Dumbbell {
+            left,
+            right,
+            links,
+            host_links,
+            fabric_links,
+        } => {
             let (host, fabric) = tiers(links, host_links, fabric_links)?;
-            Ok(topology::dumbbell(at_least_one(*left, "left")?, at_least_one(*right, "right")?, host, fabric))
+            Ok(topology::dumbbell(
+                at_least_one(*left, "left")?,
+                at_least_one(*right, "right")?,
+                host,
+                fabric,
+            ))
         }
-        TopologyConfig::Custom { hosts, switches, links, defaults } => custom(hosts, switches, links, defaults),
+        TopologyConfig::Custom {
+            hosts,
+            switches,
+            links,
+            defaults,
+        } => custom(hosts, switches, links, defaults),
     }
 }
 
-fn custom(hosts: &[String], switches: &[String], links: &[crate::config::CustomLink], defaults: &Option<LinkConfig>) -> Result<TopologySpec, Invalid> {
+fn custom(
+    hosts: &[String],
+    switches: &[String],
+    links: &[crate::config::CustomLink],
+    defaults: &Option<LinkConfig>,
+) -> Result<TopologySpec, Invalid> {
     let top = FieldPath::of(&["topology"]);
     let mut nodes = Vec::new();
     let mut by_name: HashMap<&str, u32> = HashMap::new();
-    for (list, kind, field) in [(hosts, NodeKind::Host, "hosts"), (switches, NodeKind::Switch, "switches")] {
+    for (list, kind, field) in [
+        (hosts, NodeKind::Host, "hosts"),
+        (switches, NodeKind::Switch, "switches"),
+    ] {
         for (i, name) in list.iter().enumerate() {
             if name.is_empty() {
-                return Err(Invalid::new(top.key(field).index(i), "node names must not be empty"));
+                return Err(Invalid::new(
+                    top.key(field).index(i),
+                    "node names must not be empty",
+                ));
             }
             if by_name.insert(name.as_str(), nodes.len() as u32).is_some() {
-                return Err(Invalid::new(top.key(field).index(i), format!("node name {name:?} is used twice")));
+                return Err(Invalid::new(
+                    top.key(field).index(i),
+                    format!("node name {name:?} is used twice"),
+                ));
             }
-            nodes.push(NodeSpec { kind, name: name.clone() });
+            nodes.push(NodeSpec {
+                kind,
+                name: name.clone(),
+            });
         }
     }
     let mut classes: Vec<LinkClass> = Vec::new();
@@ -118,10 +199,21 @@ fn custom(hosts: &[String], switches: &[String], links: &[crate::config::CustomL
         };
         let (a, b) = (end(&link.a, "a")?, end(&link.b, "b")?);
         if a == b {
-            return Err(Invalid::new(path.clone(), format!("link from {:?} to itself", link.a)));
+            return Err(Invalid::new(
+                path.clone(),
+                format!("link from {:?} to itself", link.a),
+            ));
         }
-        let own = LinkConfig { rate: link.rate.clone(), delay: link.delay.clone(), buffer: link.buffer.clone(), loss: link.loss };
-        let class = resolve_class(&[(defaults.as_ref(), top.key("defaults")), (Some(&own), path.clone())])?;
+        let own = LinkConfig {
+            rate: link.rate.clone(),
+            delay: link.delay.clone(),
+            buffer: link.buffer.clone(),
+            loss: link.loss,
+        };
+        let class = resolve_class(&[
+            (defaults.as_ref(), top.key("defaults")),
+            (Some(&own), path.clone()),
+        ])?;
         let class_index = match classes.iter().position(|c| *c == class) {
             Some(i) => i,
             None => {
@@ -129,18 +221,37 @@ fn custom(hosts: &[String], switches: &[String], links: &[crate::config::CustomL
                 classes.len() - 1
             }
         };
-        link_specs.push(LinkSpec { a, b, class: u16::try_from(class_index).map_err(|_| Invalid::new(path, "more than 65535 distinct link parameter sets"))? });
+        link_specs.push(LinkSpec {
+            a,
+            b,
+            class: u16::try_from(class_index)
+                .map_err(|_| Invalid::new(path, "more than 65535 distinct link parameter sets"))?,
+        });
     }
     for (n, node) in nodes.iter().enumerate() {
         if node.kind == NodeKind::Host {
-            let degree = link_specs.iter().filter(|l| l.a == n as u32 || l.b == n as u32).count();
+            let degree = link_specs
+                .iter()
+                .filter(|l| l.a == n as u32 || l.b == n as u32)
+                .count();
             if degree != 1 {
-                return Err(Invalid::new(top.key("links"), format!("host {:?} has {degree} links; a host must have exactly one link", node.name)));
+                return Err(Invalid::new(
+                    top.key("links"),
+                    format!(
+                        "host {:?} has {degree} links; a host must have exactly one link",
+                        node.name
+                    ),
+                ));
             }
         }
     }
     if classes.is_empty() {
         classes.push(resolve_class(&[(defaults.as_ref(), top.key("defaults"))])?);
     }
-    Ok(TopologySpec { nodes, links: link_specs, classes, routing: RoutingKind::ShortestPath })
+    Ok(TopologySpec {
+        nodes,
+        links: link_specs,
+        classes,
+        routing: RoutingKind::ShortestPath,
+    })
 }

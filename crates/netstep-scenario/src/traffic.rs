@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use netstep_core::flow::{ExplicitPath, FlowSpec};
-use netstep_core::topology::{NodeKind, TopologySpec};
 use netstep_core::rng::{STREAM_TRAFFIC, stream};
+use netstep_core::topology::{NodeKind, TopologySpec};
 use netstep_core::transport::{NewRenoSpec, OpenLoopSpec, SizeDistribution, TransportSpec};
 
 use crate::config::SizeDistributionConfig;
@@ -37,7 +37,11 @@ pub enum TransportTemplate {
     NewReno(NewRenoSpec),
 }
 
-fn duration_at(value: &Option<String>, path: FieldPath, default: SimTime) -> Result<SimTime, Invalid> {
+fn duration_at(
+    value: &Option<String>,
+    path: FieldPath,
+    default: SimTime,
+) -> Result<SimTime, Invalid> {
     match value {
         Some(v) => parse_duration(v).map_err(|e| Invalid::unit(path, e)),
         None => Ok(default),
@@ -52,25 +56,52 @@ fn size_at(value: &Option<String>, path: FieldPath, default: Bytes) -> Result<By
 }
 
 /// Resolves a transport table found at `path`.
-pub fn resolve_transport(config: &TransportConfig, path: FieldPath) -> Result<TransportTemplate, Invalid> {
+pub fn resolve_transport(
+    config: &TransportConfig,
+    path: FieldPath,
+) -> Result<TransportTemplate, Invalid> {
     match config {
-        TransportConfig::OpenLoop { packet_size, interval, rate, exponential, size_distribution } => {
+        TransportConfig::OpenLoop {
+            packet_size,
+            interval,
+            rate,
+            exponential,
+            size_distribution,
+        } => {
             let packet_size = size_at(packet_size, path.key("packet_size"), Bytes(1000))?;
             let size_distribution = match size_distribution {
                 None | Some(SizeDistributionConfig::Constant) => SizeDistribution::Constant,
                 Some(SizeDistributionConfig::Exponential) => SizeDistribution::Exponential,
             };
             if packet_size.0 > u32::MAX as u64 {
-                return Err(Invalid::new(path.key("packet_size"), format!("{packet_size} is larger than 4 GB")));
+                return Err(Invalid::new(
+                    path.key("packet_size"),
+                    format!("{packet_size} is larger than 4 GB"),
+                ));
             }
             let interval = match (interval, rate) {
-                (Some(_), Some(_)) => return Err(Invalid::new(path.clone(), "give either interval or rate, not both")),
-                (None, None) => return Err(Invalid::new(path.clone(), "open_loop needs an interval (e.g. \"1s\") or a rate (e.g. \"1Gbps\")")),
-                (Some(i), None) => parse_duration(i).map_err(|e| Invalid::unit(path.key("interval"), e))?,
+                (Some(_), Some(_)) => {
+                    return Err(Invalid::new(
+                        path.clone(),
+                        "give either interval or rate, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(Invalid::new(
+                        path.clone(),
+                        "open_loop needs an interval (e.g. \"1s\") or a rate (e.g. \"1Gbps\")",
+                    ));
+                }
+                (Some(i), None) => {
+                    parse_duration(i).map_err(|e| Invalid::unit(path.key("interval"), e))?
+                }
                 (None, Some(r)) => {
                     let rate = parse_rate(r).map_err(|e| Invalid::unit(path.key("rate"), e))?;
                     if rate.0 == 0 {
-                        return Err(Invalid::new(path.key("rate"), format!("rate {r:?} is zero; expected a positive rate")));
+                        return Err(Invalid::new(
+                            path.key("rate"),
+                            format!("rate {r:?} is zero; expected a positive rate"),
+                        ));
                     }
                     rate.serialization(packet_size)
                 }
@@ -78,23 +109,45 @@ pub fn resolve_transport(config: &TransportConfig, path: FieldPath) -> Result<Tr
             if interval == SimTime::ZERO {
                 return Err(Invalid::new(path.key("interval"), "must be positive"));
             }
-            Ok(TransportTemplate::OpenLoop { packet_size, interval, exponential: exponential.unwrap_or(false), size_distribution })
+            Ok(TransportTemplate::OpenLoop {
+                packet_size,
+                interval,
+                exponential: exponential.unwrap_or(false),
+                size_distribution,
+            })
         }
-        TransportConfig::TcpNewreno { mss, header, initial_cwnd, rto_min, rto_initial, rto_max } => {
+        TransportConfig::TcpNewreno {
+            mss,
+            header,
+            initial_cwnd,
+            rto_min,
+            rto_initial,
+            rto_max,
+        } => {
             let mss = size_at(mss, path.key("mss"), Bytes(1460))?;
             if mss.0 == 0 || mss.0 > 65_535 {
-                return Err(Invalid::new(path.key("mss"), format!("must be between 1B and 65535B, got {mss}")));
+                return Err(Invalid::new(
+                    path.key("mss"),
+                    format!("must be between 1B and 65535B, got {mss}"),
+                ));
             }
             let header = size_at(header, path.key("header"), Bytes(40))?;
             if header.0 == 0 || header.0 > 65_535 {
-                return Err(Invalid::new(path.key("header"), format!("must be between 1B and 65535B, got {header}")));
+                return Err(Invalid::new(
+                    path.key("header"),
+                    format!("must be between 1B and 65535B, got {header}"),
+                ));
             }
             let spec = NewRenoSpec {
                 mss_bytes: mss.0 as u32,
                 header_bytes: header.0 as u32,
                 initial_cwnd: initial_cwnd.unwrap_or(10),
                 rto_min: duration_at(rto_min, path.key("rto_min"), SimTime::from_ms(1))?,
-                rto_initial: duration_at(rto_initial, path.key("rto_initial"), SimTime::from_secs(1))?,
+                rto_initial: duration_at(
+                    rto_initial,
+                    path.key("rto_initial"),
+                    SimTime::from_secs(1),
+                )?,
                 rto_max: duration_at(rto_max, path.key("rto_max"), SimTime::from_secs(60))?,
                 dupack_threshold: 3,
             };
@@ -102,7 +155,10 @@ pub fn resolve_transport(config: &TransportConfig, path: FieldPath) -> Result<Tr
                 return Err(Invalid::new(path.key("initial_cwnd"), "must be at least 1"));
             }
             if spec.rto_min == SimTime::ZERO || spec.rto_min > spec.rto_max {
-                return Err(Invalid::new(path.key("rto_min"), "must be positive and at most rto_max"));
+                return Err(Invalid::new(
+                    path.key("rto_min"),
+                    "must be positive and at most rto_max",
+                ));
             }
             Ok(TransportTemplate::NewReno(spec))
         }
@@ -111,25 +167,68 @@ pub fn resolve_transport(config: &TransportConfig, path: FieldPath) -> Result<Tr
 
 impl TransportTemplate {
     /// The flow's transport and payload size from `size` or `packets` (exactly one).
-    fn for_flow(&self, size: Option<Bytes>, packets: Option<u32>, path: &FieldPath) -> Result<(TransportSpec, Bytes), Invalid> {
+    fn for_flow(
+        &self,
+        size: Option<Bytes>,
+        packets: Option<u32>,
+        path: &FieldPath,
+    ) -> Result<(TransportSpec, Bytes), Invalid> {
         match self {
-            TransportTemplate::OpenLoop { packet_size, interval, exponential, size_distribution } => {
+            TransportTemplate::OpenLoop {
+                packet_size,
+                interval,
+                exponential,
+                size_distribution,
+            } => {
                 let n_packets = match (size, packets) {
-                    (Some(_), Some(_)) => return Err(Invalid::new(path.clone(), "give either size or packets, not both")),
-                    (None, None) => return Err(Invalid::new(path.clone(), "give the flow a size (e.g. \"1MB\") or a packet count")),
-                    (Some(s), None) => u32::try_from(s.0.div_ceil(packet_size.0.max(1))).map_err(|_| Invalid::new(path.key("size"), "too many packets"))?,
+                    (Some(_), Some(_)) => {
+                        return Err(Invalid::new(
+                            path.clone(),
+                            "give either size or packets, not both",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(Invalid::new(
+                            path.clone(),
+                            "give the flow a size (e.g. \"1MB\") or a packet count",
+                        ));
+                    }
+                    (Some(s), None) => u32::try_from(s.0.div_ceil(packet_size.0.max(1)))
+                        .map_err(|_| Invalid::new(path.key("size"), "too many packets"))?,
                     (None, Some(n)) => n,
                 };
                 if n_packets == 0 {
-                    return Err(Invalid::new(path.clone(), "a flow needs at least one packet"));
+                    return Err(Invalid::new(
+                        path.clone(),
+                        "a flow needs at least one packet",
+                    ));
                 }
-                let spec = OpenLoopSpec { packet_size: *packet_size, n_packets, interval: *interval, exponential: *exponential, size_distribution: *size_distribution };
-                Ok((TransportSpec::OpenLoop(spec), Bytes(packet_size.0 * n_packets as u64)))
+                let spec = OpenLoopSpec {
+                    packet_size: *packet_size,
+                    n_packets,
+                    interval: *interval,
+                    exponential: *exponential,
+                    size_distribution: *size_distribution,
+                };
+                Ok((
+                    TransportSpec::OpenLoop(spec),
+                    Bytes(packet_size.0 * n_packets as u64),
+                ))
             }
             TransportTemplate::NewReno(spec) => {
                 let size = match (size, packets) {
-                    (Some(_), Some(_)) => return Err(Invalid::new(path.clone(), "give either size or packets, not both")),
-                    (None, None) => return Err(Invalid::new(path.clone(), "give the flow a size (e.g. \"1MB\") or a packet count")),
+                    (Some(_), Some(_)) => {
+                        return Err(Invalid::new(
+                            path.clone(),
+                            "give either size or packets, not both",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(Invalid::new(
+                            path.clone(),
+                            "give the flow a size (e.g. \"1MB\") or a packet count",
+                        ));
+                    }
                     (Some(s), None) => s,
                     (None, Some(n)) => Bytes(n as u64 * spec.mss_bytes as u64),
                 };
@@ -137,7 +236,10 @@ impl TransportTemplate {
                     return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
                 }
                 if size.0.div_ceil(spec.mss_bytes as u64) >= (1 << 31) {
-                    return Err(Invalid::new(path.key("size"), format!("{size} needs more than 2^31 segments")));
+                    return Err(Invalid::new(
+                        path.key("size"),
+                        format!("{size} needs more than 2^31 segments"),
+                    ));
                 }
                 Ok((TransportSpec::NewReno(spec.clone()), size))
             }
@@ -158,7 +260,10 @@ pub struct TrafficContext<'a> {
 }
 
 /// Generates every flow of every traffic block, in block order.
-pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<(Vec<FlowSpec>, Vec<String>), Invalid> {
+pub fn generate(
+    blocks: &[TrafficConfig],
+    ctx: &TrafficContext<'_>,
+) -> Result<(Vec<FlowSpec>, Vec<String>), Invalid> {
     let mut flows = Vec::new();
     let mut inputs = Vec::new();
     let hosts = ctx.topology.hosts();
@@ -171,33 +276,77 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<(V
         };
         let mut rng = stream(ctx.seed, STREAM_TRAFFIC, b as u64);
         match block {
-            TrafficConfig::Flows { flows: list, transport } => {
+            TrafficConfig::Flows {
+                flows: list,
+                transport,
+            } => {
                 let template = transport_of(transport)?;
-                let names = names.get_or_insert_with(|| ctx.topology.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect());
+                let names = names.get_or_insert_with(|| {
+                    ctx.topology
+                        .nodes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| (n.name.as_str(), i as u32))
+                        .collect()
+                });
                 for (i, f) in list.iter().enumerate() {
-                    flows.push(explicit_flow(f, &template, names, ctx.topology, &path.key("flows").index(i))?);
+                    flows.push(explicit_flow(
+                        f,
+                        &template,
+                        names,
+                        ctx.topology,
+                        &path.key("flows").index(i),
+                    )?);
                 }
             }
-            TrafficConfig::RandomPairs { count, size, packets, start, transport } => {
+            TrafficConfig::RandomPairs {
+                count,
+                size,
+                packets,
+                start,
+                transport,
+            } => {
                 let template = transport_of(transport)?;
                 let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let size = size.as_ref().map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e))).transpose()?;
+                let size = size
+                    .as_ref()
+                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+                    .transpose()?;
                 let (spec, bytes) = template.for_flow(size, *packets, &path)?;
                 require_two_hosts(&hosts, &path)?;
                 for _ in 0..*count {
                     let (src, dst) = random_pair(&mut rng, &hosts);
-                    flows.push(FlowSpec { src, dst, start, size: bytes, transport: spec.clone(), path: None });
+                    flows.push(FlowSpec {
+                        src,
+                        dst,
+                        start,
+                        size: bytes,
+                        transport: spec.clone(),
+                        path: None,
+                    });
                 }
             }
-            TrafficConfig::Poisson { load, cdf, duration, start, max_flows, transport } => {
+            TrafficConfig::Poisson {
+                load,
+                cdf,
+                duration,
+                start,
+                max_flows,
+                transport,
+            } => {
                 let template = transport_of(transport)?;
                 if !(*load > 0.0 && *load <= 1.0) {
-                    return Err(Invalid::new(path.key("load"), format!("must be in (0, 1], got {load}")));
+                    return Err(Invalid::new(
+                        path.key("load"),
+                        format!("must be in (0, 1], got {load}"),
+                    ));
                 }
                 let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let span = parse_duration(duration).map_err(|e| Invalid::unit(path.key("duration"), e))?;
+                let span =
+                    parse_duration(duration).map_err(|e| Invalid::unit(path.key("duration"), e))?;
                 let cdf_path = resolve_cdf_path(cdf, ctx.base_dir);
-                let sizes = SizeCdf::load(&cdf_path).map_err(|e| Invalid::new(path.key("cdf"), e))?;
+                let sizes =
+                    SizeCdf::load(&cdf_path).map_err(|e| Invalid::new(path.key("cdf"), e))?;
                 inputs.push(std::fs::read_to_string(&cdf_path).unwrap_or_default());
                 require_two_hosts(&hosts, &path)?;
                 let capacity_bps: f64 = hosts.iter().map(|&h| host_rate(ctx.topology, h)).sum();
@@ -216,7 +365,14 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<(V
                     let u: f64 = rng.random();
                     let size = Bytes(sizes.sample(1.0 - u));
                     let (spec, bytes) = template.for_flow(Some(size), None, &path)?;
-                    flows.push(FlowSpec { src, dst, start: SimTime(t as u64), size: bytes, transport: spec, path: None });
+                    flows.push(FlowSpec {
+                        src,
+                        dst,
+                        start: SimTime(t as u64),
+                        size: bytes,
+                        transport: spec,
+                        path: None,
+                    });
                     generated += 1;
                 }
             }
@@ -238,7 +394,13 @@ fn resolve_cdf_path(cdf: &str, base_dir: Option<&Path>) -> std::path::PathBuf {
 
 fn require_two_hosts(hosts: &[u32], path: &FieldPath) -> Result<(), Invalid> {
     if hosts.len() < 2 {
-        return Err(Invalid::new(path.clone(), format!("random traffic needs at least 2 hosts, the topology has {}", hosts.len())));
+        return Err(Invalid::new(
+            path.clone(),
+            format!(
+                "random traffic needs at least 2 hosts, the topology has {}",
+                hosts.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -255,7 +417,11 @@ fn random_pair(rng: &mut Pcg64Mcg, hosts: &[u32]) -> (u32, u32) {
 
 /// Line rate of a host's (single) link, bits per second.
 fn host_rate(topology: &TopologySpec, host: u32) -> f64 {
-    topology.links.iter().find(|l| l.a == host || l.b == host).map_or(0.0, |l| topology.classes[l.class as usize].rate.0 as f64)
+    topology
+        .links
+        .iter()
+        .find(|l| l.a == host || l.b == host)
+        .map_or(0.0, |l| topology.classes[l.class as usize].rate.0 as f64)
 }
 
 /// The local port index at `node` of its link to `peer` (ports are numbered in link order).
@@ -272,52 +438,111 @@ fn local_port(topology: &TopologySpec, node: u32, peer: u32) -> Option<u32> {
     None
 }
 
-fn explicit_flow(f: &ExplicitFlow, template: &TransportTemplate, names: &HashMap<&str, u32>, topology: &TopologySpec, path: &FieldPath) -> Result<FlowSpec, Invalid> {
+fn explicit_flow(
+    f: &ExplicitFlow,
+    template: &TransportTemplate,
+    names: &HashMap<&str, u32>,
+    topology: &TopologySpec,
+    path: &FieldPath,
+) -> Result<FlowSpec, Invalid> {
     let host = |name: &str, field: &str| -> Result<u32, Invalid> {
         match names.get(name) {
             Some(&n) if topology.nodes[n as usize].kind == NodeKind::Host => Ok(n),
-            Some(_) => Err(Invalid::new(path.key(field), format!("{name:?} is a switch; flows run between hosts"))),
-            None => Err(Invalid::new(path.key(field), format!("unknown host {name:?}"))),
+            Some(_) => Err(Invalid::new(
+                path.key(field),
+                format!("{name:?} is a switch; flows run between hosts"),
+            )),
+            None => Err(Invalid::new(
+                path.key(field),
+                format!("unknown host {name:?}"),
+            )),
         }
     };
     let src = host(&f.src, "src")?;
     let dst = host(&f.dst, "dst")?;
     if src == dst {
-        return Err(Invalid::new(path.key("dst"), format!("flow from {:?} to itself", f.src)));
+        return Err(Invalid::new(
+            path.key("dst"),
+            format!("flow from {:?} to itself", f.src),
+        ));
     }
     let start = duration_at(&f.start, path.key("start"), SimTime::ZERO)?;
-    let size = f.size.as_ref().map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e))).transpose()?;
+    let size = f
+        .size
+        .as_ref()
+        .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+        .transpose()?;
     let (transport, bytes) = template.for_flow(size, f.packets, path)?;
     let explicit = match &f.path {
         None => None,
-        Some(nodes) => Some(Box::new(explicit_path(nodes, src, dst, names, topology, &path.key("path"))?)),
+        Some(nodes) => Some(Box::new(explicit_path(
+            nodes,
+            src,
+            dst,
+            names,
+            topology,
+            &path.key("path"),
+        )?)),
     };
-    Ok(FlowSpec { src, dst, start, size: bytes, transport, path: explicit })
+    Ok(FlowSpec {
+        src,
+        dst,
+        start,
+        size: bytes,
+        transport,
+        path: explicit,
+    })
 }
 
-fn explicit_path(nodes: &[String], src: u32, dst: u32, names: &HashMap<&str, u32>, topology: &TopologySpec, path: &FieldPath) -> Result<ExplicitPath, Invalid> {
+fn explicit_path(
+    nodes: &[String],
+    src: u32,
+    dst: u32,
+    names: &HashMap<&str, u32>,
+    topology: &TopologySpec,
+    path: &FieldPath,
+) -> Result<ExplicitPath, Invalid> {
     let mut ids = Vec::with_capacity(nodes.len());
     for (i, name) in nodes.iter().enumerate() {
-        let id = *names.get(name.as_str()).ok_or_else(|| Invalid::new(path.index(i), format!("unknown node {name:?}")))?;
+        let id = *names
+            .get(name.as_str())
+            .ok_or_else(|| Invalid::new(path.index(i), format!("unknown node {name:?}")))?;
         ids.push(id);
     }
     if ids.first() != Some(&src) || ids.last() != Some(&dst) || ids.len() < 2 {
-        return Err(Invalid::new(path.clone(), "must start at the flow's src and end at its dst"));
+        return Err(Invalid::new(
+            path.clone(),
+            "must start at the flow's src and end at its dst",
+        ));
     }
     for (i, &id) in ids.iter().enumerate().take(ids.len() - 1).skip(1) {
         if topology.nodes[id as usize].kind == NodeKind::Host {
-            return Err(Invalid::new(path.index(i), format!("{:?} is a host; hosts do not forward", nodes[i])));
+            return Err(Invalid::new(
+                path.index(i),
+                format!("{:?} is a host; hosts do not forward", nodes[i]),
+            ));
         }
     }
     let mut forward = Vec::new();
     let mut reverse = Vec::new();
     for (i, pair) in ids.windows(2).enumerate() {
-        let port = local_port(topology, pair[0], pair[1])
-            .ok_or_else(|| Invalid::new(path.index(i + 1), format!("no link from {:?} to {:?}; the path must follow links", nodes[i], nodes[i + 1])))?;
+        let port = local_port(topology, pair[0], pair[1]).ok_or_else(|| {
+            Invalid::new(
+                path.index(i + 1),
+                format!(
+                    "no link from {:?} to {:?}; the path must follow links",
+                    nodes[i],
+                    nodes[i + 1]
+                ),
+            )
+        })?;
         forward.push(port);
     }
     for pair in ids.windows(2).rev() {
         reverse.push(local_port(topology, pair[1], pair[0]).expect("links are bidirectional"));
     }
-    Ok(ExplicitPath { forward: forward.into(), reverse: reverse.into() })
+    Ok(ExplicitPath {
+        forward: forward.into(),
+        reverse: reverse.into(),
+    })
 }

@@ -12,7 +12,7 @@
 
 mod tables;
 
-pub use tables::{FlowRow, LinkRow, RunRow, flows_batch, links_schema, links_batch, run_batch};
+pub use tables::{FlowRow, LinkRow, RunRow, flows_batch, links_batch, links_schema, run_batch};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -60,35 +60,79 @@ pub struct TableWriter {
 impl TableWriter {
     /// Starts `path` with `schema`; `metadata` goes into the file's key-value metadata (with
     /// the schema version added).
-    pub fn create(path: &Path, schema: Arc<Schema>, metadata: &[(String, String)]) -> Result<TableWriter, TraceError> {
-        let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    pub fn create(
+        path: &Path,
+        schema: Arc<Schema>,
+        metadata: &[(String, String)],
+    ) -> Result<TableWriter, TraceError> {
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let temporary = path.with_file_name(format!(".{file_name}.partial"));
-        let file = File::create(&temporary).map_err(|source| TraceError::Io { path: temporary.clone(), source })?;
-        let mut kv = vec![KeyValue::new("netstep.schema_version".into(), SCHEMA_VERSION.to_string())];
-        kv.extend(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())));
+        let file = File::create(&temporary).map_err(|source| TraceError::Io {
+            path: temporary.clone(),
+            source,
+        })?;
+        let mut kv = vec![KeyValue::new(
+            "netstep.schema_version".into(),
+            SCHEMA_VERSION.to_string(),
+        )];
+        kv.extend(
+            metadata
+                .iter()
+                .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+        );
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level 1 is valid")))
+            .set_compression(Compression::ZSTD(
+                ZstdLevel::try_new(1).expect("level 1 is valid"),
+            ))
             .set_key_value_metadata(Some(kv))
             .build();
-        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| TraceError::Parquet { path: path.to_path_buf(), message: e.to_string() })?;
-        Ok(TableWriter { writer, temporary, path: path.to_path_buf() })
+        let writer =
+            ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| TraceError::Parquet {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        Ok(TableWriter {
+            writer,
+            temporary,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Appends a batch of rows.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), TraceError> {
-        self.writer.write(batch).map_err(|e| TraceError::Parquet { path: self.path.clone(), message: e.to_string() })
+        self.writer.write(batch).map_err(|e| TraceError::Parquet {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
     }
 
     /// Closes the file and moves it to its final name.
     pub fn finish(self) -> Result<(), TraceError> {
-        let TableWriter { writer, temporary, path } = self;
-        writer.close().map_err(|e| TraceError::Parquet { path: path.clone(), message: e.to_string() })?;
-        std::fs::rename(&temporary, &path).map_err(|source| TraceError::Io { path: path.clone(), source })
+        let TableWriter {
+            writer,
+            temporary,
+            path,
+        } = self;
+        writer.close().map_err(|e| TraceError::Parquet {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        std::fs::rename(&temporary, &path).map_err(|source| TraceError::Io {
+            path: path.clone(),
+            source,
+        })
     }
 }
 
 /// Writes one complete table.
-pub fn write_table(path: &Path, batch: &RecordBatch, metadata: &[(String, String)]) -> Result<(), TraceError> {
+pub fn write_table(
+    path: &Path,
+    batch: &RecordBatch,
+    metadata: &[(String, String)],
+) -> Result<(), TraceError> {
     let mut writer = TableWriter::create(path, batch.schema(), metadata)?;
     writer.write(batch)?;
     writer.finish()

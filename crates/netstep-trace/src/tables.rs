@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
+};
 use arrow_array::types::Int8Type;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
@@ -70,7 +72,9 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
     ]));
-    let u32col = |f: fn(&FlowRow) -> u32| -> ArrayRef { Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>()) };
+    let u32col = |f: fn(&FlowRow) -> u32| -> ArrayRef {
+        Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>())
+    };
     let u64col = |f: fn(&FlowRow) -> u64| -> ArrayRef {
         let mut b = UInt64Builder::with_capacity(rows.len());
         rows.iter().for_each(|r| b.append_value(f(r)));
@@ -82,11 +86,13 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Arc::new(b.finish())
     };
     let mut transport = StringDictionaryBuilder::<Int8Type>::new();
-    rows.iter().for_each(|r| transport.append_value(r.transport));
+    rows.iter()
+        .for_each(|r| transport.append_value(r.transport));
     let mut slowdown = Float64Builder::with_capacity(rows.len());
     rows.iter().for_each(|r| slowdown.append_option(r.slowdown));
     let mut completed = BooleanBuilder::with_capacity(rows.len());
-    rows.iter().for_each(|r| completed.append_value(r.completed));
+    rows.iter()
+        .for_each(|r| completed.append_value(r.completed));
     RecordBatch::try_new(
         schema,
         vec![
@@ -168,7 +174,9 @@ pub fn links_schema() -> Arc<Schema> {
 
 /// Builds one `links` batch.
 pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
-    let u32col = |f: fn(&LinkRow) -> u32| -> ArrayRef { Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>()) };
+    let u32col = |f: fn(&LinkRow) -> u32| -> ArrayRef {
+        Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>())
+    };
     let u64col = |f: fn(&LinkRow) -> u64| -> ArrayRef {
         let mut b = UInt64Builder::with_capacity(rows.len());
         rows.iter().for_each(|r| b.append_value(f(r)));

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::RunOutput;
+use netstep_core::engine::window::WindowEngine;
 use netstep_scenario::Scenario;
 
 /// An error with the exit code it deserves.
@@ -91,20 +91,26 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let mut scenario = load(request.scenario.as_deref(), &request.overrides)?;
     if let Some(threads) = request.threads {
         if threads == 0 {
-            return Err(CliError::BadInput(anyhow::anyhow!("--threads: must be at least 1, got 0")));
+            return Err(CliError::BadInput(anyhow::anyhow!(
+                "--threads: must be at least 1, got 0"
+            )));
         }
         scenario.meta.threads = threads;
     }
-    let out = request.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.meta.name));
+    let out = request
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&scenario.meta.name));
     let staging = output::Staging::prepare(&out).map_err(CliError::BadInput)?;
-    let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config()).map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
+    let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config())
+        .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
     let width = engine.width();
     let bar = summary::progress_bar(request.progress, scenario.meta.duration);
     let started = Instant::now();
     let mut windows = 0u64;
     let output = engine.run(|t| {
         windows += 1;
-        if windows % 4096 == 0 {
+        if windows.is_multiple_of(4096) {
             summary::tick(&bar, t);
         }
     });
@@ -114,7 +120,13 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     netstep_core::world::record_run(&mut scenario.world, output.clone());
     let tables = output::Tables::build(&mut scenario, &output, wall);
     let summary_text = summary::render(&scenario, &tables, &output, wall);
-    output::write(&staging, &scenario, &tables, &output).context("writing the run folder").map_err(CliError::Internal)?;
+    output::write(&staging, &scenario, &tables, &output)
+        .context("writing the run folder")
+        .map_err(CliError::Internal)?;
     staging.commit().map_err(CliError::Internal)?;
-    Ok(RunReport { out, summary: summary_text, output })
+    Ok(RunReport {
+        out,
+        summary: summary_text,
+        output,
+    })
 }

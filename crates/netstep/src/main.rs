@@ -55,15 +55,34 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, out, threads, overrides, quiet } => {
-            let request = RunRequest { scenario, out, threads, overrides, progress: !quiet };
+        Command::Run {
+            scenario,
+            out,
+            threads,
+            overrides,
+            quiet,
+        } => {
+            let request = RunRequest {
+                scenario,
+                out,
+                threads,
+                overrides,
+                progress: !quiet,
+            };
             netstep::run(&request).map(|report| {
                 if !quiet {
-                    println!("{}\noutput         {}", report.summary, report.out.display());
+                    println!(
+                        "{}\noutput         {}",
+                        report.summary,
+                        report.out.display()
+                    );
                 }
             })
         }
-        Command::Validate { scenario, overrides } => netstep::validate(&scenario, &overrides).map(|text| println!("{text}")),
+        Command::Validate {
+            scenario,
+            overrides,
+        } => netstep::validate(&scenario, &overrides).map(|text| println!("{text}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

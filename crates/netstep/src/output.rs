@@ -12,7 +12,10 @@ use netstep_core::transport::TransportSpec;
 use netstep_core::units::BufferSize;
 use netstep_core::world::{Flow, FlowResult};
 use netstep_scenario::Scenario;
-use netstep_trace::{FlowRow, LinkRow, RunRow, TableWriter, flows_batch, links_batch, links_schema, run_batch, write_table};
+use netstep_trace::{
+    FlowRow, LinkRow, RunRow, TableWriter, flows_batch, links_batch, links_schema, run_batch,
+    write_table,
+};
 
 /// Tables every run writes.
 pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
@@ -32,31 +35,56 @@ impl Staging {
             if !target.is_dir() {
                 bail!("--out {}: exists and is not a folder", target.display());
             }
-            let empty = std::fs::read_dir(target).map(|mut d| d.next().is_none()).unwrap_or(false);
+            let empty = std::fs::read_dir(target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
             if !empty && !target.join("run.parquet").exists() {
-                bail!("--out {}: the folder exists and is not a netstep run (no run.parquet); choose another folder or remove it", target.display());
+                bail!(
+                    "--out {}: the folder exists and is not a netstep run (no run.parquet); choose another folder or remove it",
+                    target.display()
+                );
             }
         }
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&parent).map_err(|e| anyhow!("--out {}: cannot create parent folder {}: {e}", target.display(), parent.display()))?;
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+        std::fs::create_dir_all(&parent).map_err(|e| {
+            anyhow!(
+                "--out {}: cannot create parent folder {}: {e}",
+                target.display(),
+                parent.display()
+            )
+        })?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
         let dir = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir).ok();
         }
-        std::fs::create_dir(&dir).map_err(|e| anyhow!("--out {}: the output folder is not writable ({e})", target.display()))?;
-        Ok(Staging { dir, target: target.to_path_buf() })
+        std::fs::create_dir(&dir).map_err(|e| {
+            anyhow!(
+                "--out {}: the output folder is not writable ({e})",
+                target.display()
+            )
+        })?;
+        Ok(Staging {
+            dir,
+            target: target.to_path_buf(),
+        })
     }
 
     /// Moves the complete folder into place (replacing a previous run there).
     pub fn commit(self) -> anyhow::Result<()> {
         if self.target.exists() {
-            std::fs::remove_dir_all(&self.target).with_context(|| format!("removing the previous run at {}", self.target.display()))?;
+            std::fs::remove_dir_all(&self.target).with_context(|| {
+                format!("removing the previous run at {}", self.target.display())
+            })?;
         }
-        std::fs::rename(&self.dir, &self.target).with_context(|| format!("moving the run into {}", self.target.display()))?;
+        std::fs::rename(&self.dir, &self.target)
+            .with_context(|| format!("moving the run into {}", self.target.display()))?;
         let dir = self.dir.clone();
         std::mem::forget(self);
         let _ = dir;
@@ -88,7 +116,8 @@ impl Tables {
             .iter(&scenario.world)
             .map(|(flow, result)| {
                 let r = &result.0;
-                let ideal = ideal_fct(&model.net, &model.flows, flow.id).expect("validated: every flow has a route");
+                let ideal = ideal_fct(&model.net, &model.flows, flow.id)
+                    .expect("validated: every flow has a route");
                 let fct = r.end.map(|end| end - flow.spec.start);
                 FlowRow {
                     flow_id: flow.id,
@@ -101,7 +130,9 @@ impl Tables {
                     size_bytes: flow.spec.size.0,
                     start_ns: flow.spec.start.as_ns(),
                     end_ns: r.end.map(|e| e.as_ns()),
-                    fct_ns: fct.map(|f| f.as_ns()),
+                    // In whole ns as end_ns - start_ns, so the table is self-consistent;
+                    // slowdown uses the exact picosecond values.
+                    fct_ns: r.end.map(|e| e.as_ns() - flow.spec.start.as_ns()),
                     ideal_fct_ns: ideal.as_ns(),
                     slowdown: fct.map(|f| f.0 as f64 / ideal.0.max(1) as f64),
                     packets_sent: r.packets_sent,
@@ -145,15 +176,30 @@ impl Tables {
 const LINK_BATCH: usize = 1 << 20;
 
 /// Writes every table into the staging folder.
-pub fn write(staging: &Staging, scenario: &Scenario, tables: &Tables, output: &RunOutput) -> anyhow::Result<()> {
+pub fn write(
+    staging: &Staging,
+    scenario: &Scenario,
+    tables: &Tables,
+    output: &RunOutput,
+) -> anyhow::Result<()> {
     let meta = &scenario.meta;
     let kv = vec![
         ("netstep.scenario".to_string(), meta.name.clone()),
-        ("netstep.scenario_hash".to_string(), format!("{:016x}", meta.hash)),
+        (
+            "netstep.scenario_hash".to_string(),
+            format!("{:016x}", meta.hash),
+        ),
         ("netstep.seed".to_string(), meta.seed.to_string()),
-        ("netstep.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+        (
+            "netstep.version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
     ];
-    write_table(&staging.dir.join("flows.parquet"), &flows_batch(&tables.flows)?, &kv)?;
+    write_table(
+        &staging.dir.join("flows.parquet"),
+        &flows_batch(&tables.flows)?,
+        &kv,
+    )?;
     let net = &scenario.model.net;
     let mut writer = TableWriter::create(&staging.dir.join("links.parquet"), links_schema(), &kv)?;
     let mut counters = output.ports.iter().peekable();
@@ -205,6 +251,10 @@ pub fn write(staging: &Staging, scenario: &Scenario, tables: &Tables, output: &R
         writer.write(&links_batch(&rows)?)?;
     }
     writer.finish()?;
-    write_table(&staging.dir.join("run.parquet"), &run_batch(&tables.run)?, &kv)?;
+    write_table(
+        &staging.dir.join("run.parquet"),
+        &run_batch(&tables.run)?,
+        &kv,
+    )?;
     Ok(())
 }

@@ -18,12 +18,18 @@ pub fn progress_bar(wanted: bool, duration: Option<SimTime>) -> ProgressBar {
     let bar = match duration {
         Some(d) => {
             let b = ProgressBar::new(d.as_ns().max(1));
-            b.set_style(ProgressStyle::with_template("{bar:40} {msg} [{elapsed_precise}]").expect("valid template"));
+            b.set_style(
+                ProgressStyle::with_template("{bar:40} {msg} [{elapsed_precise}]")
+                    .expect("valid template"),
+            );
             b
         }
         None => {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]").expect("valid template"));
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]")
+                    .expect("valid template"),
+            );
             b
         }
     };

@@ -20,17 +20,37 @@ pub enum Phase {
     FlowStart = 3,
 }
 
-/// The total-order key of an event.
+/// Bits of [`EventKey::order`] holding the origin LP (up to 67 M logical processes).
+pub const ORIGIN_BITS: u32 = 26;
+/// Bits of [`EventKey::order`] holding the origin's sequence number (68 G events per LP).
+pub const SEQ_BITS: u32 = 36;
+/// The largest number of logical processes the key can tell apart.
+pub const MAX_LPS: u64 = 1 << ORIGIN_BITS;
+
+/// The total-order key of an event: `(time, phase, origin LP, origin sequence)`, packed into
+/// two words so comparisons are two integer compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EventKey {
     /// When.
     pub time: SimTime,
-    /// Phase among simultaneous events.
-    pub phase: Phase,
-    /// LP that created the event.
-    pub origin: u32,
-    /// Creation counter of that LP (flow starts use the flow id; their phase keeps them apart).
-    pub seq: u64,
+    /// `phase (2 bits) | origin LP (26 bits) | origin sequence (36 bits)`. Flow starts use
+    /// the flow id as sequence; their phase keeps them apart from other events.
+    pub order: u64,
+}
+
+impl EventKey {
+    /// Packs a key.
+    #[inline]
+    pub const fn new(time: SimTime, phase: Phase, origin: u32, seq: u64) -> EventKey {
+        let order = ((phase as u64) << (ORIGIN_BITS + SEQ_BITS))
+            | ((origin as u64) << SEQ_BITS)
+            | (seq & ((1 << SEQ_BITS) - 1));
+        EventKey { time, order }
+    }
+    /// The LP that created the event.
+    pub const fn origin(&self) -> u32 {
+        ((self.order >> SEQ_BITS) & ((1 << ORIGIN_BITS) - 1)) as u32
+    }
 }
 
 /// What happens.

@@ -40,18 +40,27 @@ impl Model {
     #[inline]
     pub fn egress_port(&self, node: u32, packet: &Packet) -> Option<u32> {
         let reverse = packet.kind == PacketKind::Ack;
-        match &self.flows.flows[packet.flow as usize].path {
-            Some(path) => {
-                let hops = if reverse { &path.reverse } else { &path.forward };
-                hops.get(packet.hop as usize).copied()
-            }
-            None => self.net.route(node, packet.dst, ecmp_hash(packet.flow, reverse, node)),
+        if packet.explicit_path {
+            let path = self.flows.flows[packet.flow as usize].path.as_ref()?;
+            let hops = if reverse {
+                &path.reverse
+            } else {
+                &path.forward
+            };
+            return hops.get(packet.hop as usize).copied();
         }
+        self.net
+            .route(node, packet.dst, ecmp_hash(packet.flow, reverse, node))
     }
 
     /// Smallest packet any flow sends (bytes), for the lookahead.
     pub fn min_packet(&self) -> Bytes {
-        self.flows.flows.iter().map(|f| f.transport.min_packet(f.size)).min().unwrap_or(Bytes(u64::MAX / 8_000_000_000_000))
+        self.flows
+            .flows
+            .iter()
+            .map(|f| f.transport.min_packet(f.size))
+            .min()
+            .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000))
     }
 
     /// The lookahead: smallest propagation + serialization of the smallest packet over all
@@ -63,8 +72,14 @@ impl Model {
     /// The initial events: one `FlowStart` per flow, at its source host.
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
         self.flows.flows.iter().enumerate().map(|(i, f)| {
-            let key = EventKey { time: f.start, phase: Phase::FlowStart, origin: f.src, seq: i as u64 };
-            (f.src, Event { key, kind: EventKind::FlowStart { flow: i as u32 } })
+            let key = EventKey::new(f.start, Phase::FlowStart, f.src, i as u64);
+            (
+                f.src,
+                Event {
+                    key,
+                    kind: EventKind::FlowStart { flow: i as u32 },
+                },
+            )
         })
     }
 }
@@ -144,10 +159,23 @@ pub struct RunOutput {
 }
 
 /// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
-pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a NodeState>, mut stats: RunStats) -> RunOutput {
+pub(crate) fn collect_output<'a>(
+    model: &Model,
+    states: impl Iterator<Item = &'a NodeState>,
+    mut stats: RunStats,
+) -> RunOutput {
     let n = model.flows.len();
     let mut flows: Vec<FlowOutcome> = (0..n as u32)
-        .map(|flow| FlowOutcome { flow, packets_sent: 0, packets_delivered: 0, packets_dropped: 0, retransmits: 0, fast_retransmits: 0, timeouts: 0, end: None })
+        .map(|flow| FlowOutcome {
+            flow,
+            packets_sent: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
+            retransmits: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+            end: None,
+        })
         .collect();
     let mut ports = BTreeMap::new();
     let mut counters = NodeCounters::default();
@@ -172,15 +200,24 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
     }
     for (flow, outcome) in flows.iter_mut().enumerate() {
         let spec = &model.flows.flows[flow];
-        let find = |node: u32| by_node.binary_search_by_key(&node, |s| s.node).ok().map(|i| by_node[i]);
-        if let Some(Some(sender)) = find(spec.src).and_then(|s| s.senders.get(model.flows.src_slot[flow] as usize)) {
+        let find = |node: u32| {
+            by_node
+                .binary_search_by_key(&node, |s| s.node)
+                .ok()
+                .map(|i| by_node[i])
+        };
+        if let Some(Some(sender)) =
+            find(spec.src).and_then(|s| s.senders.get(model.flows.src_slot[flow] as usize))
+        {
             let c = sender.counters();
             outcome.packets_sent = c.packets_sent;
             outcome.retransmits = c.retransmits;
             outcome.fast_retransmits = c.fast_retransmits;
             outcome.timeouts = c.timeouts;
         }
-        if let Some(Some(receiver)) = find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize)) {
+        if let Some(Some(receiver)) =
+            find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize))
+        {
             (outcome.packets_delivered, outcome.end) = receiver.outcome();
         }
     }
@@ -189,7 +226,12 @@ pub(crate) fn collect_output<'a>(model: &Model, states: impl Iterator<Item = &'a
     stats.drops = counters.drops;
     stats.misrouted = counters.misrouted;
     deliveries.sort_unstable();
-    RunOutput { flows, ports: ports.into_values().collect(), stats, deliveries }
+    RunOutput {
+        flows,
+        ports: ports.into_values().collect(),
+        stats,
+        deliveries,
+    }
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {

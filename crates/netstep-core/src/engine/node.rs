@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::event::{Event, EventKey, EventKind, EventSink, Phase};
 use super::Model;
+use super::event::{Event, EventKey, EventKind, EventSink, Phase};
 use crate::packet::{Packet, PacketKind};
 use crate::queue::Queue;
 use crate::topology::NodeKind;
@@ -107,7 +107,7 @@ impl NodeState {
     fn key(&mut self, time: SimTime, phase: Phase) -> EventKey {
         let seq = self.next_seq;
         self.next_seq += 1;
-        EventKey { time, phase, origin: self.node, seq }
+        EventKey::new(time, phase, self.node, seq)
     }
 
     /// Handles one event at its time.
@@ -131,7 +131,13 @@ impl NodeState {
                 if self.senders.len() <= slot {
                     self.senders.resize(slot + 1, None);
                 }
-                let ends = FlowEnds { flow, src: spec.src, dst: spec.dst, size: spec.size, seed: model.seed };
+                let ends = FlowEnds {
+                    flow,
+                    src: spec.src,
+                    dst: spec.dst,
+                    size: spec.size,
+                    seed: model.seed,
+                };
                 self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
                 self.flush_transport(flow, now, model, sink);
             }
@@ -139,13 +145,24 @@ impl NodeState {
     }
 
     /// Moves what a transport produced into the NIC and the event queue.
-    fn flush_transport(&mut self, flow: u32, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+    fn flush_transport(
+        &mut self,
+        flow: u32,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
         let mut out = std::mem::take(&mut self.out);
         for (at, token) in out.timers.drain(..) {
             let key = self.key(at, Phase::Timer);
-            sink.local(Event { key, kind: EventKind::Timer { flow, token } });
+            sink.local(Event {
+                key,
+                kind: EventKind::Timer { flow, token },
+            });
         }
-        for packet in out.packets.drain(..) {
+        let explicit = model.flows.flows[flow as usize].path.is_some();
+        for mut packet in out.packets.drain(..) {
+            packet.explicit_path = explicit;
             self.forward(packet, now, model, sink);
         }
         self.out = out;
@@ -179,7 +196,13 @@ impl NodeState {
                     self.receivers.resize(slot + 1, None);
                 }
                 let receiver = self.receivers[slot].get_or_insert_with(|| {
-                    let ends = FlowEnds { flow: packet.flow, src: spec.src, dst: spec.dst, size: spec.size, seed: model.seed };
+                    let ends = FlowEnds {
+                        flow: packet.flow,
+                        src: spec.src,
+                        dst: spec.dst,
+                        size: spec.size,
+                        seed: model.seed,
+                    };
                     Receiver::new(&spec.transport, ends)
                 });
                 receiver.on_data(&spec.transport, &packet, now, &mut self.out);
@@ -215,7 +238,10 @@ impl NodeState {
                     port.wake_pending = true;
                     let at = port.busy_until.max(now);
                     let key = self.key(at, Phase::PortReady);
-                    sink.local(Event { key, kind: EventKind::PortReady { port: local } });
+                    sink.local(Event {
+                        key,
+                        kind: EventKind::PortReady { port: local },
+                    });
                 }
             }
             Err(_) => {
@@ -229,23 +255,35 @@ impl NodeState {
     fn port_ready(&mut self, local: u32, now: SimTime, model: &Model, sink: &mut impl EventSink) {
         let port = &mut self.ports[local as usize];
         port.wake_pending = false;
-        let Some(packet) = port.queue.dequeue() else { return };
+        let Some(packet) = port.queue.dequeue() else {
+            return;
+        };
         self.transmit(local, packet, now, model, sink);
         let port = &mut self.ports[local as usize];
         if !port.queue.is_empty() {
             port.wake_pending = true;
             let at = port.busy_until;
             let key = self.key(at, Phase::PortReady);
-            sink.local(Event { key, kind: EventKind::PortReady { port: local } });
+            sink.local(Event {
+                key,
+                kind: EventKind::PortReady { port: local },
+            });
         }
     }
 
     /// Starts serializing `packet` on `local` at `now`; the far end receives it once the last
     /// bit has propagated.
-    fn transmit(&mut self, local: u32, mut packet: Packet, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+    fn transmit(
+        &mut self,
+        local: u32,
+        mut packet: Packet,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
         let global = model.net.port_id(self.node, local);
         let class = model.net.class_of(global);
-        let serialization = class.rate.serialization(crate::units::Bytes(packet.size_bytes as u64));
+        let serialization = model.net.serialization(global, packet.size_bytes);
         let port = &mut self.ports[local as usize];
         port.busy_until = now + serialization;
         port.tx_packets += 1;
@@ -253,7 +291,13 @@ impl NodeState {
         self.counters.packet_hops += 1;
         packet.hop = packet.hop.saturating_add(1);
         if class.loss_ppm > 0 {
-            let rng = port.loss_rng.get_or_insert_with(|| Box::new(crate::rng::stream(model.seed, crate::rng::STREAM_LOSS, global as u64)));
+            let rng = port.loss_rng.get_or_insert_with(|| {
+                Box::new(crate::rng::stream(
+                    model.seed,
+                    crate::rng::STREAM_LOSS,
+                    global as u64,
+                ))
+            });
             if rand::Rng::next_u32(rng.as_mut()) % 1_000_000 < class.loss_ppm {
                 port.lost += 1;
                 self.counters.drops += 1;
@@ -263,6 +307,12 @@ impl NodeState {
         }
         let peer = model.net.port_peer[global as usize];
         let key = self.key(now + serialization + class.delay, Phase::Arrive);
-        sink.remote(peer, Event { key, kind: EventKind::Arrive(packet) });
+        sink.remote(
+            peer,
+            Event {
+                key,
+                kind: EventKind::Arrive(packet),
+            },
+        );
     }
 }

@@ -41,16 +41,31 @@ impl EventSink for GlobalSink<'_> {
 /// Runs `model` sequentially until no event is left or `end` is reached.
 pub fn run(model: &Model, end: Option<SimTime>) -> RunOutput {
     let mut states: Vec<Option<NodeState>> = vec![None; model.net.n_nodes()];
-    let mut heap: BinaryHeap<Entry> = model.initial_events().map(|(node, e)| Entry(e, node)).collect();
+    let mut heap: BinaryHeap<Entry> = model
+        .initial_events()
+        .map(|(node, e)| Entry(e, node))
+        .collect();
     let mut last = SimTime::ZERO;
     while let Some(Entry(event, node)) = heap.pop() {
         if end.is_some_and(|e| event.key.time >= e) {
             break;
         }
         last = event.key.time;
-        let state = states[node as usize].get_or_insert_with(|| NodeState::new(node, model.net.degree(node)));
-        state.handle(event, model, &mut GlobalSink { heap: &mut heap, current: node });
+        let state = states[node as usize]
+            .get_or_insert_with(|| NodeState::new(node, model.net.degree(node)));
+        state.handle(
+            event,
+            model,
+            &mut GlobalSink {
+                heap: &mut heap,
+                current: node,
+            },
+        );
     }
-    let stats = RunStats { last_event: last, window: SimTime::ZERO, ..RunStats::default() };
+    let stats = RunStats {
+        last_event: last,
+        window: SimTime::ZERO,
+        ..RunStats::default()
+    };
     collect_output(model, states.iter().flatten(), stats)
 }

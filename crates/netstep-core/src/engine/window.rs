@@ -3,7 +3,9 @@
 //! Each window: `T` = earliest pending event of any LP; the LPs whose next event is before
 //! `T + W` run all their events before that bound in key order (in parallel on the rayon pool);
 //! then, at the barrier, their outgoing messages are pushed into the receivers' heaps. Only
-//! active LPs are touched: idle LPs cost one `None` pointer and are allocated on first use.
+//! LPs with pending events are scanned (their next times sit in one dense array) and only the
+//! due ones run: idle LPs cost one `None` pointer plus one time word and are allocated on first
+//! use.
 //!
 //! With `W <= lookahead` no message generated inside a window can be due inside it, so every
 //! LP sees exactly the events, in exactly the order, of a sequential simulation. With
@@ -43,7 +45,11 @@ impl EventSink for LpSink<'_> {
 
 impl Lp {
     fn new(model: &Model, node: u32) -> Box<Lp> {
-        Box::new(Lp { state: NodeState::new(node, model.net.degree(node)), heap: BinaryHeap::new(), outbox: Vec::new() })
+        Box::new(Lp {
+            state: NodeState::new(node, model.net.degree(node)),
+            heap: BinaryHeap::new(),
+            outbox: Vec::new(),
+        })
     }
 
     fn next_time(&self) -> Option<SimTime> {
@@ -59,7 +65,10 @@ impl Lp {
             }
             let event = self.heap.pop().expect("peeked");
             last = event.key.time;
-            let mut sink = LpSink { heap: &mut self.heap, outbox: &mut self.outbox };
+            let mut sink = LpSink {
+                heap: &mut self.heap,
+                outbox: &mut self.outbox,
+            };
             self.state.handle(event, model, &mut sink);
         }
         last
@@ -72,8 +81,11 @@ pub struct WindowEngine<'m> {
     config: EngineConfig,
     width: SimTime,
     lps: Vec<Option<Box<Lp>>>,
+    /// Next event time of every LP (`SimTime::MAX` when it has none), dense so the per-window
+    /// scan over the active LPs is a gather over one array.
+    next: Vec<SimTime>,
+    /// LPs with pending events (each once).
     active: Vec<u32>,
-    is_active: Vec<bool>,
     pool: Option<rayon::ThreadPool>,
     stats: RunStats,
 }
@@ -82,7 +94,9 @@ pub struct WindowEngine<'m> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
     /// Some link has no lookahead, so no window can make progress.
-    #[error("zero lookahead: some link has zero propagation delay and the smallest packet serializes in zero time")]
+    #[error(
+        "zero lookahead: some link has zero propagation delay and the smallest packet serializes in zero time"
+    )]
     ZeroLookahead,
     /// A quantized window of width zero.
     #[error("window width must be positive")]
@@ -114,7 +128,10 @@ impl<'m> WindowEngine<'m> {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(config.threads)
                     .build()
-                    .map_err(|e| EngineError::ThreadPool { threads: config.threads, message: e.to_string() })?,
+                    .map_err(|e| EngineError::ThreadPool {
+                        threads: config.threads,
+                        message: e.to_string(),
+                    })?,
             )
         } else {
             None
@@ -125,10 +142,13 @@ impl<'m> WindowEngine<'m> {
             config,
             width,
             lps: (0..n).map(|_| None).collect(),
+            next: vec![SimTime::MAX; n],
             active: Vec::new(),
-            is_active: vec![false; n],
             pool,
-            stats: RunStats { window: width, ..RunStats::default() },
+            stats: RunStats {
+                window: width,
+                ..RunStats::default()
+            },
         };
         for (node, event) in model.initial_events() {
             engine.deliver(node, event);
@@ -142,21 +162,37 @@ impl<'m> WindowEngine<'m> {
     }
 
     fn deliver(&mut self, node: u32, event: Event) {
+        let time = event.key.time;
         let lp = self.lps[node as usize].get_or_insert_with(|| Lp::new(self.model, node));
         lp.heap.push(event);
-        if !self.is_active[node as usize] {
-            self.is_active[node as usize] = true;
+        let next = &mut self.next[node as usize];
+        if *next == SimTime::MAX {
             self.active.push(node);
         }
+        *next = (*next).min(time);
     }
 
     /// Runs to the end; `progress` is called after each window with the window's start time.
-    pub fn run(mut self, mut progress: impl FnMut(SimTime)) -> RunOutput {
+    pub fn run(mut self, progress: impl FnMut(SimTime) + Send) -> RunOutput {
+        // The window loop itself runs on a pool thread, so each window's fork-join is a cheap
+        // in-pool join rather than a job injected from outside the pool.
+        match self.pool.take() {
+            Some(pool) => {
+                let output = pool.install(|| self.run_loop(progress, true));
+                drop(pool);
+                output
+            }
+            None => self.run_loop(progress, false),
+        }
+    }
+
+    fn run_loop(mut self, mut progress: impl FnMut(SimTime), parallel: bool) -> RunOutput {
         let end = self.config.end.unwrap_or(SimTime::MAX);
         let mut due: Vec<(u32, Box<Lp>)> = Vec::new();
         let mut messages: Vec<(u32, Event)> = Vec::new();
         loop {
-            let Some(start) = self.active.iter().filter_map(|&n| self.lps[n as usize].as_ref().and_then(|lp| lp.next_time())).min() else {
+            let next = &self.next;
+            let Some(start) = self.active.iter().map(|&n| next[n as usize]).min() else {
                 break;
             };
             if start >= end {
@@ -164,22 +200,37 @@ impl<'m> WindowEngine<'m> {
             }
             let bound = start.saturating_add(self.width).min(end);
             self.stats.windows += 1;
-            for &node in &self.active {
-                let slot = &mut self.lps[node as usize];
-                if slot.as_ref().and_then(|lp| lp.next_time()).is_some_and(|t| t < bound) {
-                    due.push((node, slot.take().expect("active LP exists")));
+            let lps = &mut self.lps;
+            let next = &mut self.next;
+            self.active.retain(|&node| {
+                if next[node as usize] < bound {
+                    next[node as usize] = SimTime::MAX;
+                    due.push((node, lps[node as usize].take().expect("active LP exists")));
+                    false
+                } else {
+                    true
                 }
-            }
+            });
             let model = self.model;
-            let last = match &self.pool {
-                Some(pool) if due.len() > 1 => pool.install(|| due.par_iter_mut().map(|(_, lp)| lp.run_window(bound, model)).max()),
-                _ => due.iter_mut().map(|(_, lp)| lp.run_window(bound, model)).max(),
+            let last = if parallel && due.len() >= PARALLEL_MIN_LPS {
+                due.par_iter_mut()
+                    .with_min_len(PARALLEL_CHUNK)
+                    .map(|(_, lp)| lp.run_window(bound, model))
+                    .max()
+            } else {
+                due.iter_mut()
+                    .map(|(_, lp)| lp.run_window(bound, model))
+                    .max()
             };
             if let Some(last) = last {
                 self.stats.last_event = self.stats.last_event.max(last);
             }
             for (node, mut lp) in due.drain(..) {
                 messages.append(&mut lp.outbox);
+                if let Some(t) = lp.next_time() {
+                    self.next[node as usize] = t;
+                    self.active.push(node);
+                }
                 self.lps[node as usize] = Some(lp);
             }
             for (node, mut event) in messages.drain(..) {
@@ -188,16 +239,19 @@ impl<'m> WindowEngine<'m> {
                 }
                 self.deliver(node, event);
             }
-            let lps = &self.lps;
-            let is_active = &mut self.is_active;
-            self.active.retain(|&n| {
-                let keep = lps[n as usize].as_ref().is_some_and(|lp| !lp.heap.is_empty());
-                is_active[n as usize] = keep;
-                keep
-            });
             progress(start);
         }
         let stats = self.stats;
-        collect_output(self.model, self.lps.iter().flatten().map(|lp| &lp.state), stats)
+        collect_output(
+            self.model,
+            self.lps.iter().flatten().map(|lp| &lp.state),
+            stats,
+        )
     }
 }
+
+/// Fewer due LPs than this run on the calling thread: below it, waking the pool costs more
+/// than the work it would share (measured on the Days baseline, see benches/RESULTS.md).
+const PARALLEL_MIN_LPS: usize = 64;
+/// LPs per rayon task.
+const PARALLEL_CHUNK: usize = 16;

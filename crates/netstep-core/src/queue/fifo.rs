@@ -61,7 +61,18 @@ mod tests {
     use proptest::prelude::*;
 
     fn packet(n: u32, size: u32) -> Packet {
-        Packet { flow: 0, number: n, seq: n, dst: 0, sent_ps: 0, size_bytes: size, kind: PacketKind::Data, hop: 0, ecn: 0 }
+        Packet {
+            flow: 0,
+            number: n,
+            seq: n,
+            dst: 0,
+            sent_ps: 0,
+            size_bytes: size,
+            kind: PacketKind::Data,
+            hop: 0,
+            ecn: 0,
+            explicit_path: false,
+        }
     }
 
     #[test]
@@ -70,7 +81,10 @@ mod tests {
         for n in 0..3 {
             q.enqueue(packet(n, 100), BufferSize::Packets(3)).unwrap();
         }
-        assert_eq!(q.enqueue(packet(3, 100), BufferSize::Packets(3)), Err(DropReason::BufferFull));
+        assert_eq!(
+            q.enqueue(packet(3, 100), BufferSize::Packets(3)),
+            Err(DropReason::BufferFull)
+        );
         assert_eq!(q.dequeue().unwrap().number, 0);
         assert_eq!(q.bytes(), 200);
     }

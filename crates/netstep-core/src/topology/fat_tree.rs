@@ -58,7 +58,11 @@ impl FatTree {
             }
         } else if node < hosts + 2 * edges {
             let agg = node - hosts - edges;
-            if agg / half == dst_pod { dst_edge % half } else { half + (hash % half as u64) as u32 }
+            if agg / half == dst_pod {
+                dst_edge % half
+            } else {
+                half + (hash % half as u64) as u32
+            }
         } else {
             dst_pod
         }
@@ -74,16 +78,28 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
     let edges = shape.n_edge();
     let mut nodes = Vec::with_capacity(shape.n_nodes() as usize);
     for h in 0..hosts {
-        nodes.push(NodeSpec { kind: NodeKind::Host, name: format!("h{h}") });
+        nodes.push(NodeSpec {
+            kind: NodeKind::Host,
+            name: format!("h{h}"),
+        });
     }
     for e in 0..edges {
-        nodes.push(NodeSpec { kind: NodeKind::Switch, name: format!("edge{}_{}", e / half, e % half) });
+        nodes.push(NodeSpec {
+            kind: NodeKind::Switch,
+            name: format!("edge{}_{}", e / half, e % half),
+        });
     }
     for a in 0..edges {
-        nodes.push(NodeSpec { kind: NodeKind::Switch, name: format!("agg{}_{}", a / half, a % half) });
+        nodes.push(NodeSpec {
+            kind: NodeKind::Switch,
+            name: format!("agg{}_{}", a / half, a % half),
+        });
     }
     for c in 0..shape.n_core() {
-        nodes.push(NodeSpec { kind: NodeKind::Switch, name: format!("core{}_{}", c / half, c % half) });
+        nodes.push(NodeSpec {
+            kind: NodeKind::Switch,
+            name: format!("core{}_{}", c / half, c % half),
+        });
     }
     let edge_id = |e: u32| hosts + e;
     let agg_id = |a: u32| hosts + edges + a;
@@ -91,21 +107,38 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
     let n_links = hosts as usize + (edges * half) as usize * 2;
     let mut links = Vec::with_capacity(n_links);
     for h in 0..hosts {
-        links.push(LinkSpec { a: h, b: edge_id(h / hosts_per_edge), class: 0 });
+        links.push(LinkSpec {
+            a: h,
+            b: edge_id(h / hosts_per_edge),
+            class: 0,
+        });
     }
     for pod in 0..k {
         for i in 0..half {
             for u in 0..half {
-                links.push(LinkSpec { a: edge_id(pod * half + i), b: agg_id(pod * half + u), class: 1 });
+                links.push(LinkSpec {
+                    a: edge_id(pod * half + i),
+                    b: agg_id(pod * half + u),
+                    class: 1,
+                });
             }
         }
     }
     for pod in 0..k {
         for j in 0..half {
             for u in 0..half {
-                links.push(LinkSpec { a: agg_id(pod * half + j), b: core_id(j * half + u), class: 1 });
+                links.push(LinkSpec {
+                    a: agg_id(pod * half + j),
+                    b: core_id(j * half + u),
+                    class: 1,
+                });
             }
         }
     }
-    TopologySpec { nodes, links, classes: vec![host_link, fabric_link], routing: RoutingKind::FatTree(shape) }
+    TopologySpec {
+        nodes,
+        links,
+        classes: vec![host_link, fabric_link],
+        routing: RoutingKind::FatTree(shape),
+    }
 }

@@ -91,10 +91,15 @@ pub struct TopologySpec {
 impl TopologySpec {
     /// Node index by name (linear search; used for scenario validation, not on hot paths).
     pub fn node_by_name(&self, name: &str) -> Option<u32> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
     }
     /// Indices of all hosts, ascending.
     pub fn hosts(&self) -> Vec<u32> {
-        (0..self.nodes.len() as u32).filter(|&i| self.nodes[i as usize].kind == NodeKind::Host).collect()
+        (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].kind == NodeKind::Host)
+            .collect()
     }
 }

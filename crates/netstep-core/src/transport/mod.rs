@@ -28,7 +28,9 @@ impl TransportSpec {
     pub fn packet_sizes(&self, size: Bytes) -> Vec<Bytes> {
         match self {
             TransportSpec::OpenLoop(s) => vec![s.packet_size; s.n_packets as usize],
-            TransportSpec::NewReno(s) => (0..s.n_segments(size)).map(|i| Bytes(s.segment_wire_bytes(size, i) as u64)).collect(),
+            TransportSpec::NewReno(s) => (0..s.n_segments(size))
+                .map(|i| Bytes(s.segment_wire_bytes(size, i) as u64))
+                .collect(),
         }
     }
     /// Smallest packet this transport ever puts on the wire (for the lookahead).
@@ -110,21 +112,42 @@ pub struct FlowEnds {
 
 impl Sender {
     /// Creates the sender and starts it at `now`.
-    pub fn start(spec: &TransportSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> Sender {
+    pub fn start(
+        spec: &TransportSpec,
+        ends: FlowEnds,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> Sender {
         match spec {
-            TransportSpec::OpenLoop(s) => Sender::OpenLoop(OpenLoopSender::start(s, ends, now, out)),
-            TransportSpec::NewReno(s) => Sender::NewReno(Box::new(NewRenoSender::start(s, ends, now, out))),
+            TransportSpec::OpenLoop(s) => {
+                Sender::OpenLoop(OpenLoopSender::start(s, ends, now, out))
+            }
+            TransportSpec::NewReno(s) => {
+                Sender::NewReno(Box::new(NewRenoSender::start(s, ends, now, out)))
+            }
         }
     }
     /// An ACK for this flow arrived.
-    pub fn on_ack(&mut self, spec: &TransportSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+    pub fn on_ack(
+        &mut self,
+        spec: &TransportSpec,
+        ack: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         match (self, spec) {
             (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_ack(p, ack, now, out),
             (Sender::OpenLoop(_), _) | (Sender::NewReno(_), _) => {}
         }
     }
     /// A timer this sender set fired.
-    pub fn on_timer(&mut self, spec: &TransportSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+    pub fn on_timer(
+        &mut self,
+        spec: &TransportSpec,
+        token: u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         match (self, spec) {
             (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
             (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_timer(p, token, now, out),
@@ -134,7 +157,10 @@ impl Sender {
     /// What the sender did so far.
     pub fn counters(&self) -> SenderCounters {
         match self {
-            Sender::OpenLoop(s) => SenderCounters { packets_sent: s.sent as u64, ..SenderCounters::default() },
+            Sender::OpenLoop(s) => SenderCounters {
+                packets_sent: s.sent as u64,
+                ..SenderCounters::default()
+            },
             Sender::NewReno(s) => SenderCounters {
                 packets_sent: s.packets_sent,
                 retransmits: s.retransmits,
@@ -154,7 +180,13 @@ impl Receiver {
         }
     }
     /// A data packet arrived.
-    pub fn on_data(&mut self, spec: &TransportSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
+    pub fn on_data(
+        &mut self,
+        spec: &TransportSpec,
+        data: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         match (self, spec) {
             (Receiver::OpenLoop(r), _) => r.on_data(data, now),
             (Receiver::NewReno(r), TransportSpec::NewReno(p)) => r.on_data(p, data, now, out),

@@ -37,7 +37,11 @@ impl NewRenoSpec {
     /// Wire bytes of segment `index` of a `size`-byte flow.
     pub fn segment_wire_bytes(&self, size: Bytes, index: u32) -> u32 {
         let n = self.n_segments(size);
-        let payload = if index + 1 < n { self.mss_bytes as u64 } else { size.0 - (n as u64 - 1) * self.mss_bytes as u64 };
+        let payload = if index + 1 < n {
+            self.mss_bytes as u64
+        } else {
+            size.0 - (n as u64 - 1) * self.mss_bytes as u64
+        };
         self.header_bytes + payload as u32
     }
 }
@@ -74,7 +78,12 @@ pub struct NewRenoSender {
 
 impl NewRenoSender {
     /// Starts the connection (no handshake): the initial window leaves at `now`.
-    pub fn start(spec: &NewRenoSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> NewRenoSender {
+    pub fn start(
+        spec: &NewRenoSpec,
+        ends: FlowEnds,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> NewRenoSender {
         let mut s = NewRenoSender {
             n_segments: spec.n_segments(ends.size),
             ends,
@@ -113,7 +122,13 @@ impl NewRenoSender {
     }
 
     /// Processes a cumulative ACK.
-    pub fn on_ack(&mut self, spec: &NewRenoSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+    pub fn on_ack(
+        &mut self,
+        spec: &NewRenoSpec,
+        ack: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         let a = ack.seq;
         if self.is_done() || a < self.snd_una {
             return;
@@ -167,12 +182,20 @@ impl NewRenoSender {
     }
 
     /// A timer fired; `token` identifies which.
-    pub fn on_timer(&mut self, spec: &NewRenoSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+    pub fn on_timer(
+        &mut self,
+        spec: &NewRenoSpec,
+        token: u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         if token != self.timer_token || self.is_done() {
             return;
         }
         self.timer_at = None;
-        let Some(deadline) = self.rto_deadline else { return };
+        let Some(deadline) = self.rto_deadline else {
+            return;
+        };
         if deadline > now {
             self.schedule_timer(deadline, out);
             return;
@@ -209,7 +232,9 @@ impl NewRenoSender {
 
     fn send_available(&mut self, spec: &NewRenoSpec, now: SimTime, out: &mut TransportOut) {
         let mut sent_any = false;
-        while self.snd_nxt < self.n_segments && ((self.snd_nxt - self.snd_una) as f64) < self.cwnd.floor() {
+        while self.snd_nxt < self.n_segments
+            && ((self.snd_nxt - self.snd_una) as f64) < self.cwnd.floor()
+        {
             let seq = self.snd_nxt;
             self.emit(spec, seq, now, out);
             self.snd_nxt += 1;
@@ -241,6 +266,7 @@ impl NewRenoSender {
             kind: PacketKind::Data,
             hop: 0,
             ecn: 0,
+            explicit_path: false,
         });
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
     }
@@ -291,7 +317,13 @@ impl NewRenoReceiver {
     }
 
     /// Accepts a segment and sends a cumulative ACK.
-    pub fn on_data(&mut self, spec: &NewRenoSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
+    pub fn on_data(
+        &mut self,
+        spec: &NewRenoSpec,
+        data: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         let seq = data.seq;
         if seq == self.expected {
             self.delivered += 1;
@@ -315,6 +347,7 @@ impl NewRenoReceiver {
             kind: PacketKind::Ack,
             hop: 0,
             ecn: 0,
+            explicit_path: false,
         });
         self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
     }

@@ -47,9 +47,15 @@ pub struct OpenLoopSender {
 
 impl OpenLoopSender {
     /// Starts the source: the first packet leaves at `now`.
-    pub fn start(spec: &OpenLoopSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> OpenLoopSender {
+    pub fn start(
+        spec: &OpenLoopSpec,
+        ends: FlowEnds,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> OpenLoopSender {
         let random = spec.exponential || spec.size_distribution == SizeDistribution::Exponential;
-        let rng = random.then(|| crate::rng::stream(ends.seed, crate::rng::STREAM_OPEN_LOOP, ends.flow as u64));
+        let rng = random
+            .then(|| crate::rng::stream(ends.seed, crate::rng::STREAM_OPEN_LOOP, ends.flow as u64));
         let mut sender = OpenLoopSender { ends, sent: 0, rng };
         if spec.n_packets > 0 {
             sender.send_next(spec, now, out);
@@ -58,7 +64,13 @@ impl OpenLoopSender {
     }
 
     /// The timer for packet `token` fired.
-    pub fn on_timer(&mut self, spec: &OpenLoopSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+    pub fn on_timer(
+        &mut self,
+        spec: &OpenLoopSpec,
+        token: u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         if token == self.sent && self.sent < spec.n_packets {
             self.send_next(spec, now, out);
         }
@@ -67,7 +79,8 @@ impl OpenLoopSender {
     fn send_next(&mut self, spec: &OpenLoopSpec, now: SimTime, out: &mut TransportOut) {
         let size_bytes = match (&mut self.rng, spec.size_distribution) {
             (Some(rng), SizeDistribution::Exponential) => {
-                let exp = Exp::new(1.0 / spec.packet_size.0 as f64).expect("packet size validated positive");
+                let exp = Exp::new(1.0 / spec.packet_size.0 as f64)
+                    .expect("packet size validated positive");
                 (exp.sample(rng).round() as u64).clamp(1, u32::MAX as u64) as u32
             }
             _ => spec.packet_size.0 as u32,
@@ -82,12 +95,14 @@ impl OpenLoopSender {
             kind: PacketKind::Data,
             hop: 0,
             ecn: 0,
+            explicit_path: false,
         });
         self.sent += 1;
         if self.sent < spec.n_packets {
             let gap = match &mut self.rng {
                 Some(rng) if spec.exponential => {
-                    let exp = Exp::new(1.0 / spec.interval.0 as f64).expect("interval validated positive");
+                    let exp = Exp::new(1.0 / spec.interval.0 as f64)
+                        .expect("interval validated positive");
                     SimTime(exp.sample(rng).round() as u64)
                 }
                 _ => spec.interval,
@@ -110,7 +125,11 @@ pub struct OpenLoopReceiver {
 impl OpenLoopReceiver {
     /// A receiver expecting `spec.n_packets` packets.
     pub fn new(spec: &OpenLoopSpec) -> OpenLoopReceiver {
-        OpenLoopReceiver { expected: spec.n_packets, delivered: 0, completed: None }
+        OpenLoopReceiver {
+            expected: spec.n_packets,
+            delivered: 0,
+            completed: None,
+        }
     }
     /// Counts one packet.
     pub fn on_data(&mut self, _data: &Packet, now: SimTime) {

@@ -40,7 +40,12 @@ fn run_text(text: &str, extra: &[&str]) -> Outcome {
         .current_dir(crate::common::repo())
         .output()
         .unwrap();
-    Outcome { code: output.status.code().unwrap_or(-1), stderr: String::from_utf8_lossy(&output.stderr).into_owned(), out, _dir: dir }
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        out,
+        _dir: dir,
+    }
 }
 
 /// Asserts a bad-input failure whose message contains every `needle`.
@@ -49,13 +54,26 @@ fn assert_rejected(outcome: &Outcome, needles: &[&str]) {
     let message = outcome.stderr.trim_end();
     assert_eq!(message.lines().count(), 1, "one line: {message}");
     assert!(message.starts_with("error: "), "{message}");
-    assert!(message.contains("scenario.toml"), "names the file: {message}");
+    assert!(
+        message.contains("scenario.toml"),
+        "names the file: {message}"
+    );
     for needle in needles {
-        assert!(message.contains(needle), "expected {needle:?} in: {message}");
+        assert!(
+            message.contains(needle),
+            "expected {needle:?} in: {message}"
+        );
     }
     assert!(!outcome.out.exists(), "no output at the final path");
-    let leftovers: Vec<_> = std::fs::read_dir(outcome.out.parent().unwrap()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains("partial")).collect();
-    assert!(leftovers.is_empty(), "no partial folder left: {leftovers:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(outcome.out.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "no partial folder left: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -82,13 +100,29 @@ fn unknown_key() {
 #[test]
 fn bad_unit() {
     let o = run_text(&GOOD.replace("\"10Gbps\"", "\"10Gbs\""), &[]);
-    assert_rejected(&o, &["topology.links.rate", "\"10Gbs\"", "expected", "Gbps", "scenario.toml:6:"]);
+    assert_rejected(
+        &o,
+        &[
+            "topology.links.rate",
+            "\"10Gbs\"",
+            "expected",
+            "Gbps",
+            "scenario.toml:6:",
+        ],
+    );
 }
 
 #[test]
 fn missing_unit() {
     let o = run_text(&GOOD.replace("\"1us\"", "\"1\""), &[]);
-    assert_rejected(&o, &["topology.links.delay", "\"1\"", "expected a number with a unit"]);
+    assert_rejected(
+        &o,
+        &[
+            "topology.links.delay",
+            "\"1\"",
+            "expected a number with a unit",
+        ],
+    );
 }
 
 #[test]
@@ -144,14 +178,35 @@ fn unknown_host_in_a_flow() {
 
 #[test]
 fn unknown_host_in_a_path() {
-    let o = run_text(&GOOD.replace("size = \"10KB\"", "size = \"10KB\", path = [\"h0\", \"edge9_9\", \"h5\"]"), &[]);
-    assert_rejected(&o, &["traffic[0].flows[0].path[1]", "unknown node \"edge9_9\""]);
+    let o = run_text(
+        &GOOD.replace(
+            "size = \"10KB\"",
+            "size = \"10KB\", path = [\"h0\", \"edge9_9\", \"h5\"]",
+        ),
+        &[],
+    );
+    assert_rejected(
+        &o,
+        &["traffic[0].flows[0].path[1]", "unknown node \"edge9_9\""],
+    );
 }
 
 #[test]
 fn path_not_following_links() {
-    let o = run_text(&GOOD.replace("size = \"10KB\"", "size = \"10KB\", path = [\"h0\", \"edge0_0\", \"edge1_0\", \"h5\"]"), &[]);
-    assert_rejected(&o, &["traffic[0].flows[0].path[2]", "no link from \"edge0_0\" to \"edge1_0\""]);
+    let o = run_text(
+        &GOOD.replace(
+            "size = \"10KB\"",
+            "size = \"10KB\", path = [\"h0\", \"edge0_0\", \"edge1_0\", \"h5\"]",
+        ),
+        &[],
+    );
+    assert_rejected(
+        &o,
+        &[
+            "traffic[0].flows[0].path[2]",
+            "no link from \"edge0_0\" to \"edge1_0\"",
+        ],
+    );
 }
 
 fn poisson(cdf: &str) -> String {
@@ -164,7 +219,10 @@ fn poisson(cdf: &str) -> String {
 #[test]
 fn missing_cdf_file() {
     let o = run_text(&poisson("no-such.toml"), &[]);
-    assert_rejected(&o, &["traffic[0].cdf", "cannot read CDF file", "no-such.toml"]);
+    assert_rejected(
+        &o,
+        &["traffic[0].cdf", "cannot read CDF file", "no-such.toml"],
+    );
 }
 
 #[test]
@@ -173,7 +231,15 @@ fn non_monotone_cdf_file() {
     let cdf = dir.path().join("bad.toml");
     std::fs::write(&cdf, "name = \"x\"\nsource = \"test\"\ninterpolation = \"linear\"\npoints = [[0, 0.0], [100, 0.7], [200, 0.4], [300, 1.0]]\n").unwrap();
     let o = run_text(&poisson(&cdf.display().to_string()), &[]);
-    assert_rejected(&o, &["traffic[0].cdf", "bad.toml", "points[2]", "must not decrease"]);
+    assert_rejected(
+        &o,
+        &[
+            "traffic[0].cdf",
+            "bad.toml",
+            "points[2]",
+            "must not decrease",
+        ],
+    );
 }
 
 #[test]
@@ -186,10 +252,19 @@ fn output_folder_not_writable() {
     let out = blocker.join("run");
     let scenario = dir.path().join("scenario.toml");
     std::fs::write(&scenario, GOOD).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_netstep")).args(["run", "--quiet"]).arg(&scenario).arg("--out").arg(&out).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "--quiet"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--out") && stderr.contains("cannot create"), "{stderr}");
+    assert!(
+        stderr.contains("--out") && stderr.contains("cannot create"),
+        "{stderr}"
+    );
     assert!(!Path::new(&out).exists());
 }
 
@@ -201,11 +276,20 @@ fn output_folder_that_is_not_a_run_is_refused() {
     std::fs::write(out.join("notes.txt"), "keep me").unwrap();
     let scenario = dir.path().join("scenario.toml");
     std::fs::write(&scenario, GOOD).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_netstep")).args(["run", "--quiet"]).arg(&scenario).arg("--out").arg(&out).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "--quiet"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a netstep run"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "keep me");
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "keep me"
+    );
 }
 
 #[test]

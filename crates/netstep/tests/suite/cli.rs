@@ -9,9 +9,17 @@ fn netstep() -> Command {
 #[test]
 fn run_without_arguments_runs_the_quickstart() {
     let dir = tempfile::tempdir().unwrap();
-    let output = netstep().arg("run").current_dir(dir.path()).output().unwrap();
+    let output = netstep()
+        .arg("run")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.contains("scenario quickstart"), "{stdout}");
     assert!(stdout.contains("flows done"), "{stdout}");
     assert!(stdout.contains("packet-hops"), "{stdout}");
@@ -25,15 +33,35 @@ fn set_overrides_reach_the_simulation() {
     let output = netstep()
         .arg("run")
         .arg(&scenario)
-        .args(["--set", "topology.k=8", "--set", "simulation.seed=3", "--set", "traffic.0.packets=5", "--out"])
+        .args([
+            "--set",
+            "topology.k=8",
+            "--set",
+            "simulation.seed=3",
+            "--set",
+            "traffic.0.packets=5",
+            "--out",
+        ])
         .arg(dir.path().join("r"))
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("seed 3"), "{stdout}");
     // 5 packets x 8 flows, each crossing 1 to 6 egress ports.
-    let hops: u64 = stdout.lines().find(|l| l.starts_with("packet-hops")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    let hops: u64 = stdout
+        .lines()
+        .find(|l| l.starts_with("packet-hops"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((40..=240).contains(&hops), "{stdout}");
 }
 
@@ -42,15 +70,25 @@ fn validate_checks_without_running() {
     let scenario = crate::common::repo().join("scenarios/scale/fattree-k128-f128.toml");
     let output = netstep().arg("validate").arg(&scenario).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("ok") && stdout.contains("128 flows") && stdout.contains("544768 nodes"), "{stdout}");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("ok") && stdout.contains("128 flows") && stdout.contains("544768 nodes"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn help_shows_examples() {
     let output = netstep().args(["run", "--help"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("Examples:") && stdout.contains("--set topology.k=8"), "{stdout}");
+    assert!(
+        stdout.contains("Examples:") && stdout.contains("--set topology.k=8"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -60,10 +98,32 @@ fn thread_count_does_not_change_the_tables() {
     let mut tables = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.path().join(format!("t{threads}"));
-        let status = netstep().args(["run", "--quiet", "--threads", threads, "--set", "traffic.0.duration=\"2ms\""]).arg(&scenario).arg("--out").arg(&out).status().unwrap();
+        let status = netstep()
+            .args([
+                "run",
+                "--quiet",
+                "--threads",
+                threads,
+                "--set",
+                "traffic.0.duration=\"2ms\"",
+            ])
+            .arg(&scenario)
+            .arg("--out")
+            .arg(&out)
+            .status()
+            .unwrap();
         assert!(status.success());
-        tables.push((std::fs::read(out.join("flows.parquet")).unwrap(), std::fs::read(out.join("links.parquet")).unwrap()));
+        tables.push((
+            std::fs::read(out.join("flows.parquet")).unwrap(),
+            std::fs::read(out.join("links.parquet")).unwrap(),
+        ));
     }
-    assert!(tables[0].0 == tables[1].0, "flows.parquet differs between 1 and 2 threads");
-    assert!(tables[0].1 == tables[1].1, "links.parquet differs between 1 and 2 threads");
+    assert!(
+        tables[0].0 == tables[1].0,
+        "flows.parquet differs between 1 and 2 threads"
+    );
+    assert!(
+        tables[0].1 == tables[1].1,
+        "links.parquet differs between 1 and 2 threads"
+    );
 }

@@ -8,13 +8,23 @@ use netstep_scenario::Scenario;
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// Loads scenario text as if it were a file in `scenarios/`.
 pub fn scenario(text: &str, overrides: &[&str]) -> Scenario {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    netstep_scenario::load_str(text, "test.toml", "test", Some(&repo().join("scenarios")), &overrides).unwrap_or_else(|e| panic!("{e}"))
+    netstep_scenario::load_str(
+        text,
+        "test.toml",
+        "test",
+        Some(&repo().join("scenarios")),
+        &overrides,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Loads a scenario file of the repository.
@@ -25,7 +35,11 @@ pub fn scenario_file(relative: &str, overrides: &[&str]) -> Scenario {
 
 /// Runs the window engine.
 pub fn run_window(s: &Scenario, threads: usize, window: WindowMode) -> RunOutput {
-    let config = EngineConfig { threads, window, end: s.meta.duration };
+    let config = EngineConfig {
+        threads,
+        window,
+        end: s.meta.duration,
+    };
     WindowEngine::new(&s.model, config).unwrap().run(|_| {})
 }
 
@@ -38,19 +52,41 @@ pub fn run_reference(s: &Scenario) -> RunOutput {
 pub fn assert_same_simulation(a: &RunOutput, b: &RunOutput, what: &str) {
     assert_eq!(a.flows, b.flows, "{what}: flow outcomes differ");
     assert_eq!(a.ports, b.ports, "{what}: port counters differ");
-    assert_eq!(a.deliveries.len(), b.deliveries.len(), "{what}: delivery counts differ");
+    assert_eq!(
+        a.deliveries.len(),
+        b.deliveries.len(),
+        "{what}: delivery counts differ"
+    );
     for (i, (x, y)) in a.deliveries.iter().zip(&b.deliveries).enumerate() {
         assert_eq!(x, y, "{what}: delivery row {i} differs");
     }
-    assert_eq!(a.stats.events, b.stats.events, "{what}: event counts differ");
-    assert_eq!(a.stats.packet_hops, b.stats.packet_hops, "{what}: packet-hops differ");
+    assert_eq!(
+        a.stats.events, b.stats.events,
+        "{what}: event counts differ"
+    );
+    assert_eq!(
+        a.stats.packet_hops, b.stats.packet_hops,
+        "{what}: packet-hops differ"
+    );
     assert_eq!(a.stats.drops, b.stats.drops, "{what}: drops differ");
-    assert_eq!(a.stats.last_event, b.stats.last_event, "{what}: end times differ");
+    assert_eq!(
+        a.stats.last_event, b.stats.last_event,
+        "{what}: end times differ"
+    );
 }
 
 /// A dumbbell with TCP flows l_i -> r_i; `extra` is appended (traffic, overrides of links).
-pub fn dumbbell_tcp(pairs: u32, bottleneck: &str, delay: &str, buffer: &str, size: &str, extra: &str) -> String {
-    let flows: Vec<String> = (0..pairs).map(|i| format!("{{ src = \"l{i}\", dst = \"r{i}\", size = \"{size}\" }}")).collect();
+pub fn dumbbell_tcp(
+    pairs: u32,
+    bottleneck: &str,
+    delay: &str,
+    buffer: &str,
+    size: &str,
+    extra: &str,
+) -> String {
+    let flows: Vec<String> = (0..pairs)
+        .map(|i| format!("{{ src = \"l{i}\", dst = \"r{i}\", size = \"{size}\" }}"))
+        .collect();
     format!(
         r#"
 [topology]

@@ -17,12 +17,21 @@ fn check(name: &str, mut s: netstep_scenario::Scenario) {
 
 #[test]
 fn quickstart_is_identical_for_any_thread_count() {
-    check("quickstart", scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"3ms\""]));
+    check(
+        "quickstart",
+        scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"3ms\""]),
+    );
 }
 
 #[test]
 fn days_baseline_is_identical_for_any_thread_count() {
-    check("days k4 f64", scenario_file("scenarios/days-baseline/fattree-k4-f64.toml", &["traffic.0.packets=40"]));
+    check(
+        "days k4 f64",
+        scenario_file(
+            "scenarios/days-baseline/fattree-k4-f64.toml",
+            &["traffic.0.packets=40"],
+        ),
+    );
 }
 
 #[test]
@@ -38,5 +47,8 @@ fn quantized_runs_are_deterministic_too() {
 #[test]
 fn lossy_links_are_deterministic() {
     let text = dumbbell_tcp(4, "1Gbps", "10us", "100KB", "300KB", "");
-    check("lossy dumbbell", scenario(&text, &["topology.links.loss=0.01"]));
+    check(
+        "lossy dumbbell",
+        scenario(&text, &["topology.links.loss=0.01"]),
+    );
 }

@@ -10,29 +10,51 @@ fn check(name: &str, mut s: netstep_scenario::Scenario) {
     assert!(reference.stats.packet_hops > 0, "{name}: nothing simulated");
     for threads in [1, 2] {
         let window = run_window(&s, threads, WindowMode::Exact);
-        assert_same_simulation(&reference, &window, &format!("{name} ({threads} threads) vs reference"));
+        assert_same_simulation(
+            &reference,
+            &window,
+            &format!("{name} ({threads} threads) vs reference"),
+        );
     }
 }
 
 #[test]
 fn quickstart_matches_reference() {
-    check("quickstart", scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"3ms\""]));
+    check(
+        "quickstart",
+        scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"3ms\""]),
+    );
 }
 
 #[test]
 fn days_baseline_matches_reference() {
-    check("days k8 f64", scenario_file("scenarios/days-baseline/fattree-k8-f64.toml", &["traffic.0.packets=30"]));
+    check(
+        "days k8 f64",
+        scenario_file(
+            "scenarios/days-baseline/fattree-k8-f64.toml",
+            &["traffic.0.packets=30"],
+        ),
+    );
 }
 
 #[test]
 fn queueing_scenario_matches_reference() {
-    check("mm1", scenario_file("scenarios/queueing/mm1-rho09.toml", &["traffic.0.flows.0.packets=5000"]));
+    check(
+        "mm1",
+        scenario_file(
+            "scenarios/queueing/mm1-rho09.toml",
+            &["traffic.0.flows.0.packets=5000"],
+        ),
+    );
 }
 
 #[test]
 fn congested_tcp_dumbbell_with_loss_matches_reference() {
     let text = dumbbell_tcp(6, "1Gbps", "5us", "30KB", "400KB", "");
-    check("tcp dumbbell", scenario(&text, &["topology.links.loss=0.005"]));
+    check(
+        "tcp dumbbell",
+        scenario(&text, &["topology.links.loss=0.005"]),
+    );
 }
 
 #[test]
@@ -65,6 +87,13 @@ duration = "1ms"
 
 #[test]
 fn stopping_at_a_duration_matches_reference() {
-    let text = dumbbell_tcp(3, "1Gbps", "5us", "30KB", "10MB", "[simulation]\nduration = \"2ms\"\n");
+    let text = dumbbell_tcp(
+        3,
+        "1Gbps",
+        "5us",
+        "30KB",
+        "10MB",
+        "[simulation]\nduration = \"2ms\"\n",
+    );
     check("duration", scenario(&text, &[]));
 }

@@ -18,22 +18,48 @@ fn one_flow_fills_a_bottleneck_with_a_bdp_buffer() {
     let flow = &out.flows[0];
     let end = flow.end.expect("flow completes");
     let (sl, sr) = switches(1);
-    let port = s.model.net.port_id(sl, s.model.net.port_towards(sl, sr).unwrap());
+    let port = s
+        .model
+        .net
+        .port_id(sl, s.model.net.port_towards(sl, sr).unwrap());
     let bottleneck = out.ports.iter().find(|p| p.port == port).unwrap();
     let utilisation = bottleneck.tx_bytes as f64 * 8.0 / (1e9 * end.as_secs_f64());
-    assert!(flow.packets_dropped > 0, "the buffer must overflow at some point for the test to mean anything");
-    assert!(utilisation >= 0.95, "utilisation {utilisation:.4} (drops {}, timeouts {})", flow.packets_dropped, flow.timeouts);
+    assert!(
+        flow.packets_dropped > 0,
+        "the buffer must overflow at some point for the test to mean anything"
+    );
+    assert!(
+        utilisation >= 0.95,
+        "utilisation {utilisation:.4} (drops {}, timeouts {})",
+        flow.packets_dropped,
+        flow.timeouts
+    );
 }
 
 #[test]
 fn eight_flows_share_a_bottleneck_fairly() {
-    let text = dumbbell_tcp(8, "1Gbps", "20us", "120KB", "1GB", "[simulation]\nduration = \"1s\"\n");
+    let text = dumbbell_tcp(
+        8,
+        "1Gbps",
+        "20us",
+        "120KB",
+        "1GB",
+        "[simulation]\nduration = \"1s\"\n",
+    );
     let s = scenario(&text, &[]);
     let out = run_window(&s, 2, WindowMode::Exact);
-    let x: Vec<f64> = out.flows.iter().map(|f| f.packets_delivered as f64).collect();
-    let jain = x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
+    let x: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| f.packets_delivered as f64)
+        .collect();
+    let jain =
+        x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
     let total_bits = x.iter().sum::<f64>() * 1500.0 * 8.0;
-    assert!(total_bits > 0.9e9 * 0.9, "the 8 flows together fill the link: {total_bits:.3e} bits in 1 s");
+    assert!(
+        total_bits > 0.9e9 * 0.9,
+        "the 8 flows together fill the link: {total_bits:.3e} bits in 1 s"
+    );
     assert!(jain >= 0.95, "Jain index {jain:.4} over {x:?}");
 }
 

@@ -6,8 +6,23 @@ use proptest::prelude::*;
 
 use crate::common::*;
 
-fn random_dumbbell(pairs: u32, buffer_pkts: u32, packets: u32, gap_ns: u32, fast: bool, exponential: bool) -> String {
-    let flows: Vec<String> = (0..pairs).map(|i| format!("{{ src = \"l{i}\", dst = \"r{}\", packets = {packets}, start = \"{}ns\" }}", (i + 1) % pairs, i * 37)).collect();
+fn random_dumbbell(
+    pairs: u32,
+    buffer_pkts: u32,
+    packets: u32,
+    gap_ns: u32,
+    fast: bool,
+    exponential: bool,
+) -> String {
+    let flows: Vec<String> = (0..pairs)
+        .map(|i| {
+            format!(
+                "{{ src = \"l{i}\", dst = \"r{}\", packets = {packets}, start = \"{}ns\" }}",
+                (i + 1) % pairs,
+                i * 37
+            )
+        })
+        .collect();
     format!(
         r#"
 [topology]

@@ -28,12 +28,18 @@ fn measured_sojourn(file: &str) -> (f64, f64, usize) {
         netstep_core::transport::TransportSpec::OpenLoop(o) => o.n_packets as usize,
         other => panic!("unexpected transport {other:?}"),
     };
-    assert_eq!(samples.len(), expected, "every packet is delivered (unbounded buffer)");
+    assert_eq!(
+        samples.len(),
+        expected,
+        "every packet is delivered (unbounded buffer)"
+    );
     let warmup = samples.len() / 50;
     let data = &samples[warmup..];
     let batches = 40;
     let per_batch = data.len() / batches;
-    let means: Vec<f64> = (0..batches).map(|b| data[b * per_batch..(b + 1) * per_batch].iter().sum::<f64>() / per_batch as f64).collect();
+    let means: Vec<f64> = (0..batches)
+        .map(|b| data[b * per_batch..(b + 1) * per_batch].iter().sum::<f64>() / per_batch as f64)
+        .collect();
     let grand = means.iter().sum::<f64>() / batches as f64;
     let var = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (batches - 1) as f64;
     // Student t, 39 degrees of freedom, two-sided 99.9 %.
@@ -48,7 +54,10 @@ fn check(file: &str, theory_us: f64) {
         "{file}: mean sojourn {mean:.3} us over {n} packets, theory {theory_us:.3} us, 99.9% CI half-width {half_width:.3} us"
     );
     // The interval must be informative, not so wide that anything passes.
-    assert!(half_width < 0.15 * theory_us, "{file}: CI half-width {half_width:.3} us is too wide to be a test");
+    assert!(
+        half_width < 0.15 * theory_us,
+        "{file}: CI half-width {half_width:.3} us is too wide to be a test"
+    );
 }
 
 fn mm1(rho: f64) -> f64 {

@@ -1,0 +1,39 @@
+"""Fixtures: the netstep binary built by cargo, and small runs made with it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def netstep_binary() -> Path:
+    """The release binary (built by the test command before pytest runs)."""
+    override = os.environ.get("NETSTEP_BIN")
+    binary = Path(override) if override else REPO / "target" / "release" / "netstep"
+    if not binary.exists():
+        subprocess.run(["cargo", "build", "--release", "-p", "netstep"], cwd=REPO, check=True)
+    return binary
+
+
+def run_netstep(scenario: Path, out: Path, *args: str) -> Path:
+    """Run a scenario into ``out`` and return it."""
+    subprocess.run(
+        [str(netstep_binary()), "run", str(scenario), "--out", str(out), "--quiet", *args],
+        check=True,
+        cwd=REPO,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The quickstart scenario, shortened."""
+    out = tmp_path_factory.mktemp("runs") / "quickstart"
+    return run_netstep(
+        REPO / "scenarios" / "quickstart.toml", out, "--set", 'traffic.0.duration="2ms"'
+    )

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The test command (README): formatting, lints, Rust tests, Python lint and tests, and a
+# release-mode golden run of the quickstart. `.ci/run` calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "set-up (Python analysis package)"
+bash ci/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (release, all targets, -D warnings)"
+cargo clippy --workspace --all-targets --release -- -D warnings
+
+step "cargo test (release)"
+cargo test --workspace --release
+
+step "ruff"
+python3 -m ruff check analysis
+python3 -m ruff format --check analysis
+
+step "pytest (analysis)"
+NETSTEP_BIN="$PWD/target/release/netstep" python3 -m pytest analysis -q
+
+step "golden run: netstep run (built-in quickstart)"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+(cd "$out" && "$OLDPWD/target/release/netstep" run)
+test -f "$out/out/quickstart/flows.parquet"
+echo "all checks passed"
