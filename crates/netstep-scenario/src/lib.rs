@@ -327,3 +327,31 @@ fn set_value(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The scenario reference must mention every field of the format: adding a field to
+    /// `config.rs` without documenting it in `scenarios/REFERENCE.md` fails here.
+    #[test]
+    fn reference_documents_every_field() {
+        let config = include_str!("config.rs");
+        let reference = include_str!("../../../scenarios/REFERENCE.md");
+        let mut missing = Vec::new();
+        for line in config.lines() {
+            let line = line.trim();
+            let field = line.strip_prefix("pub ").unwrap_or(line);
+            if let Some((name, rest)) = field.split_once(':')
+                && !name.contains(' ')
+                && !name.is_empty()
+                && rest.trim_end().ends_with(',')
+                && !reference.contains(&format!("`{name}`"))
+            {
+                missing.push(name.to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "scenarios/REFERENCE.md does not document: {missing:?}"
+        );
+    }
+}
