@@ -192,7 +192,7 @@ pub(crate) fn collect_output<'a>(
             flows[flow as usize].packets_dropped += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
-            if port.tx_packets > 0 || port.drops > 0 || port.lost > 0 {
+            if port.tx_packets > 0 || port.backlog.is_some() {
                 let id = model.net.port_id(state.node, local as u32);
                 ports.insert(id, port_outcome(id, port));
             }
@@ -235,14 +235,13 @@ pub(crate) fn collect_output<'a>(
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
-    PortOutcome {
-        port,
-        tx_packets: state.tx_packets,
-        tx_bytes: state.tx_bytes,
-        drops: state.drops,
-        max_queue_packets: state.max_queue_packets,
-        max_queue_bytes: state.max_queue_bytes,
-        queued_at_end: state.queue.len() as u64,
-        lost: state.lost,
+    let mut outcome = PortOutcome { port, tx_packets: state.tx_packets, tx_bytes: state.tx_bytes, ..PortOutcome::default() };
+    if let Some(b) = &state.backlog {
+        outcome.drops = b.drops;
+        outcome.max_queue_packets = b.max_queue_packets;
+        outcome.max_queue_bytes = b.max_queue_bytes;
+        outcome.queued_at_end = b.queue.len() as u64;
+        outcome.lost = b.lost;
     }
+    outcome
 }

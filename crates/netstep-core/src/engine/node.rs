@@ -12,19 +12,28 @@ use crate::topology::NodeKind;
 use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
 use crate::units::SimTime;
 
-/// Dynamic state of one egress port (queue + transmitter).
+/// Dynamic state of one egress port: the transmitter (hot, 32 bytes) and, once the port has
+/// ever queued, dropped or lost a packet, its backlog (allocated on first need). A packet that
+/// finds the transmitter idle touches only the hot part.
 #[derive(Clone, Debug, Default)]
 pub struct PortState {
     /// The transmitter is busy until this time.
     pub busy_until: SimTime,
-    /// A `PortReady` event is pending.
-    pub wake_pending: bool,
-    /// Waiting packets.
-    pub queue: Queue,
     /// Packets transmitted.
     pub tx_packets: u64,
     /// Bytes transmitted.
     pub tx_bytes: u64,
+    /// Queue and rarely used counters.
+    pub backlog: Option<Box<Backlog>>,
+}
+
+/// The part of a port that only queueing, drops and losses touch.
+#[derive(Clone, Debug, Default)]
+pub struct Backlog {
+    /// Waiting packets.
+    pub queue: Queue,
+    /// A `PortReady` event is pending.
+    pub wake_pending: bool,
     /// Packets dropped at this port.
     pub drops: u64,
     /// Largest number of waiting packets seen.
@@ -35,6 +44,14 @@ pub struct PortState {
     pub lost: u64,
     /// Loss generator, created on the first draw of a lossy link.
     loss_rng: Option<Box<rand_pcg::Pcg64Mcg>>,
+}
+
+impl PortState {
+    /// True when a packet may start at `now` without queueing.
+    #[inline]
+    fn is_idle(&self, now: SimTime) -> bool {
+        self.busy_until <= now && self.backlog.as_ref().is_none_or(|b| !b.wake_pending && b.queue.is_empty())
+    }
 }
 
 /// Counters a logical process keeps about itself.
@@ -226,17 +243,19 @@ impl NodeState {
         let global = model.net.port_id(self.node, local);
         let limit = model.net.class_of(global).buffer;
         let port = &mut self.ports[local as usize];
-        if port.busy_until <= now && !port.wake_pending && port.queue.is_empty() {
+        if port.is_idle(now) {
             self.transmit(local, packet, now, model, sink);
             return;
         }
+        let busy_until = port.busy_until;
+        let port = port.backlog.get_or_insert_with(Box::default);
         match port.queue.enqueue(packet, limit) {
             Ok(()) => {
                 port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
                 port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
                 if !port.wake_pending {
                     port.wake_pending = true;
-                    let at = port.busy_until.max(now);
+                    let at = busy_until.max(now);
                     let key = self.key(at, Phase::PortReady);
                     sink.local(Event {
                         key,
@@ -253,16 +272,20 @@ impl NodeState {
     }
 
     fn port_ready(&mut self, local: u32, now: SimTime, model: &Model, sink: &mut impl EventSink) {
-        let port = &mut self.ports[local as usize];
-        port.wake_pending = false;
-        let Some(packet) = port.queue.dequeue() else {
+        let Some(backlog) = self.ports[local as usize].backlog.as_mut() else {
+            return;
+        };
+        backlog.wake_pending = false;
+        let Some(packet) = backlog.queue.dequeue() else {
             return;
         };
         self.transmit(local, packet, now, model, sink);
         let port = &mut self.ports[local as usize];
-        if !port.queue.is_empty() {
-            port.wake_pending = true;
-            let at = port.busy_until;
+        let busy_until = port.busy_until;
+        let backlog = port.backlog.as_mut().expect("backlog exists");
+        if !backlog.queue.is_empty() {
+            backlog.wake_pending = true;
+            let at = busy_until;
             let key = self.key(at, Phase::PortReady);
             sink.local(Event {
                 key,
@@ -291,6 +314,7 @@ impl NodeState {
         self.counters.packet_hops += 1;
         packet.hop = packet.hop.saturating_add(1);
         if class.loss_ppm > 0 {
+            let port = port.backlog.get_or_insert_with(Box::default);
             let rng = port.loss_rng.get_or_insert_with(|| {
                 Box::new(crate::rng::stream(
                     model.seed,

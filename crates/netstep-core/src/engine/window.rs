@@ -1,11 +1,15 @@
 //! The window engine (conservative synchronous PDES with idle skipping).
 //!
 //! Each window: `T` = earliest pending event of any LP; the LPs whose next event is before
-//! `T + W` run all their events before that bound in key order (in parallel on the rayon pool);
-//! then, at the barrier, their outgoing messages are pushed into the receivers' heaps. Only
-//! LPs with pending events are scanned (their next times sit in one dense array) and only the
-//! due ones run: idle LPs cost one `None` pointer plus one time word and are allocated on first
-//! use.
+//! `T + W` run all their events before that bound in key order; then, at the barrier, their
+//! outgoing messages are pushed into the receivers' heaps.
+//!
+//! LPs are dealt into `C` chunks (node `n` lives in chunk `n % C`, so every chunk gets a share
+//! of hosts and of each switch tier). A chunk owns its LPs' slots, its list of active LPs and
+//! one outgoing message bucket per destination chunk. Both halves of a window run in parallel
+//! over chunks: *process* (each chunk runs its due LPs, writing messages into its buckets) and
+//! *deliver* (each chunk pushes the messages addressed to it into its LPs' heaps). Only LPs with
+//! pending events are looked at; an idle LP costs one `None` pointer and one time word.
 //!
 //! With `W <= lookahead` no message generated inside a window can be due inside it, so every
 //! LP sees exactly the events, in exactly the order, of a sequential simulation. With
@@ -20,16 +24,20 @@ use super::node::NodeState;
 use super::{EngineConfig, Model, RunOutput, RunStats, WindowMode, collect_output};
 use crate::units::SimTime;
 
-/// One logical process in the window engine: element state, its event heap, its outbox.
+/// A cross-LP message: destination node and event.
+type Message = (u32, Event);
+
+/// One logical process in the window engine: element state and its event heap.
 struct Lp {
     state: NodeState,
     heap: BinaryHeap<Event>,
-    outbox: Vec<(u32, Event)>,
 }
 
+/// Where an LP's events go while it runs: its own heap, or the bucket of the destination's
+/// chunk.
 struct LpSink<'a> {
     heap: &'a mut BinaryHeap<Event>,
-    outbox: &'a mut Vec<(u32, Event)>,
+    buckets: &'a mut [Vec<Message>],
 }
 
 impl EventSink for LpSink<'_> {
@@ -39,25 +47,22 @@ impl EventSink for LpSink<'_> {
     }
     #[inline]
     fn remote(&mut self, node: u32, event: Event) {
-        self.outbox.push((node, event));
+        let n_chunks = self.buckets.len() as u32;
+        self.buckets[(node % n_chunks) as usize].push((node, event));
     }
 }
 
 impl Lp {
     fn new(model: &Model, node: u32) -> Box<Lp> {
-        Box::new(Lp {
-            state: NodeState::new(node, model.net.degree(node)),
-            heap: BinaryHeap::new(),
-            outbox: Vec::new(),
-        })
+        Box::new(Lp { state: NodeState::new(node, model.net.degree(node)), heap: BinaryHeap::new() })
     }
 
-    fn next_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.key.time)
+    fn next_time(&self) -> SimTime {
+        self.heap.peek().map_or(SimTime::MAX, |e| e.key.time)
     }
 
     /// Handles every event before `bound`; returns the time of the last one handled.
-    fn run_window(&mut self, bound: SimTime, model: &Model) -> SimTime {
+    fn run_window(&mut self, bound: SimTime, model: &Model, buckets: &mut [Vec<Message>]) -> SimTime {
         let mut last = SimTime::ZERO;
         while let Some(top) = self.heap.peek() {
             if top.key.time >= bound {
@@ -65,13 +70,82 @@ impl Lp {
             }
             let event = self.heap.pop().expect("peeked");
             last = event.key.time;
-            let mut sink = LpSink {
-                heap: &mut self.heap,
-                outbox: &mut self.outbox,
-            };
+            let mut sink = LpSink { heap: &mut self.heap, buckets: &mut *buckets };
             self.state.handle(event, model, &mut sink);
         }
         last
+    }
+}
+
+/// The LPs of one chunk and their bookkeeping.
+struct Chunk {
+    /// LP of node `local * n_chunks + index`, allocated on first use.
+    slots: Vec<Option<Box<Lp>>>,
+    /// Next event time per slot (`SimTime::MAX` when none).
+    next: Vec<SimTime>,
+    /// Slots with pending events (each once).
+    active: Vec<u32>,
+    /// Earliest `next` over `active`.
+    min_next: SimTime,
+    /// Outgoing messages, one bucket per destination chunk.
+    buckets: Vec<Vec<Message>>,
+    /// Time of the last event this chunk handled.
+    last_event: SimTime,
+}
+
+impl Chunk {
+    fn new(n_slots: usize, n_chunks: usize) -> Chunk {
+        Chunk {
+            slots: (0..n_slots).map(|_| None).collect(),
+            next: vec![SimTime::MAX; n_slots],
+            active: Vec::new(),
+            min_next: SimTime::MAX,
+            buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
+            last_event: SimTime::ZERO,
+        }
+    }
+
+    /// Runs every LP due before `bound` and keeps the others on the active list.
+    fn process(&mut self, bound: SimTime, model: &Model) {
+        if self.min_next >= bound {
+            return;
+        }
+        let mut min_next = SimTime::MAX;
+        let Chunk { slots, next, active, buckets, last_event, .. } = self;
+        active.retain(|&local| {
+            let local = local as usize;
+            if next[local] >= bound {
+                min_next = min_next.min(next[local]);
+                return true;
+            }
+            let lp = slots[local].as_mut().expect("active LP exists");
+            *last_event = (*last_event).max(lp.run_window(bound, model, buckets));
+            next[local] = lp.next_time();
+            min_next = min_next.min(next[local]);
+            next[local] != SimTime::MAX
+        });
+        self.min_next = min_next;
+    }
+
+    /// Pushes messages addressed to this chunk into their LPs' heaps.
+    fn deliver(&mut self, inbox: &mut [Vec<Message>], n_chunks: u32, model: &Model, quantum: Option<SimTime>, bound: SimTime) {
+        for messages in inbox.iter_mut() {
+            for (node, mut event) in messages.drain(..) {
+                if let Some(q) = quantum {
+                    event.key.time = event.key.time.ceil_to(q).max(bound);
+                }
+                let local = (node / n_chunks) as usize;
+                let time = event.key.time;
+                self.slots[local].get_or_insert_with(|| Lp::new(model, node)).heap.push(event);
+                if self.next[local] == SimTime::MAX {
+                    self.active.push(local as u32);
+                }
+                if time < self.next[local] {
+                    self.next[local] = time;
+                }
+                self.min_next = self.min_next.min(time);
+            }
+        }
     }
 }
 
@@ -80,15 +154,15 @@ pub struct WindowEngine<'m> {
     model: &'m Model,
     config: EngineConfig,
     width: SimTime,
-    lps: Vec<Option<Box<Lp>>>,
-    /// Next event time of every LP (`SimTime::MAX` when it has none), dense so the per-window
-    /// scan over the active LPs is a gather over one array.
-    next: Vec<SimTime>,
-    /// LPs with pending events (each once).
-    active: Vec<u32>,
+    chunks: Vec<Chunk>,
+    /// Messages in transit, indexed `[destination chunk][source chunk]` (buffers reused).
+    inboxes: Vec<Vec<Vec<Message>>>,
     pool: Option<rayon::ThreadPool>,
     stats: RunStats,
 }
+
+/// Chunks per worker thread: enough for rayon to balance uneven chunks.
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// Why the engine cannot run a model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -128,31 +202,32 @@ impl<'m> WindowEngine<'m> {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(config.threads)
                     .build()
-                    .map_err(|e| EngineError::ThreadPool {
-                        threads: config.threads,
-                        message: e.to_string(),
-                    })?,
+                    .map_err(|e| EngineError::ThreadPool { threads: config.threads, message: e.to_string() })?,
             )
         } else {
             None
         };
-        let n = model.net.n_nodes();
+        let n_nodes = model.net.n_nodes();
+        let n_chunks = if config.threads > 1 { (config.threads * CHUNKS_PER_THREAD).min(n_nodes.max(1)) } else { 1 };
+        let per_chunk = n_nodes.div_ceil(n_chunks);
         let mut engine = WindowEngine {
             model,
             config,
             width,
-            lps: (0..n).map(|_| None).collect(),
-            next: vec![SimTime::MAX; n],
-            active: Vec::new(),
+            chunks: (0..n_chunks).map(|_| Chunk::new(per_chunk, n_chunks)).collect(),
+            inboxes: (0..n_chunks).map(|_| (0..n_chunks).map(|_| Vec::new()).collect()).collect(),
             pool,
-            stats: RunStats {
-                window: width,
-                ..RunStats::default()
-            },
+            stats: RunStats { window: width, ..RunStats::default() },
         };
         for (node, event) in model.initial_events() {
-            engine.deliver(node, event);
+            let chunk = node as usize % n_chunks;
+            engine.inboxes[chunk][0].push((node, event));
         }
+        let mut inboxes = std::mem::take(&mut engine.inboxes);
+        for (chunk, inbox) in engine.chunks.iter_mut().zip(inboxes.iter_mut()) {
+            chunk.deliver(inbox, n_chunks as u32, model, None, SimTime::ZERO);
+        }
+        engine.inboxes = inboxes;
         Ok(engine)
     }
 
@@ -161,97 +236,52 @@ impl<'m> WindowEngine<'m> {
         self.width
     }
 
-    fn deliver(&mut self, node: u32, event: Event) {
-        let time = event.key.time;
-        let lp = self.lps[node as usize].get_or_insert_with(|| Lp::new(self.model, node));
-        lp.heap.push(event);
-        let next = &mut self.next[node as usize];
-        if *next == SimTime::MAX {
-            self.active.push(node);
-        }
-        *next = (*next).min(time);
-    }
-
     /// Runs to the end; `progress` is called after each window with the window's start time.
     pub fn run(mut self, progress: impl FnMut(SimTime) + Send) -> RunOutput {
         // The window loop itself runs on a pool thread, so each window's fork-join is a cheap
         // in-pool join rather than a job injected from outside the pool.
         match self.pool.take() {
-            Some(pool) => {
-                let output = pool.install(|| self.run_loop(progress, true));
-                drop(pool);
-                output
-            }
+            Some(pool) => pool.install(|| self.run_loop(progress, true)),
             None => self.run_loop(progress, false),
         }
     }
 
     fn run_loop(mut self, mut progress: impl FnMut(SimTime), parallel: bool) -> RunOutput {
         let end = self.config.end.unwrap_or(SimTime::MAX);
-        let mut due: Vec<(u32, Box<Lp>)> = Vec::new();
-        let mut messages: Vec<(u32, Event)> = Vec::new();
+        let model = self.model;
+        let n_chunks = self.chunks.len();
+        let quantum = match self.config.window {
+            WindowMode::Exact => None,
+            WindowMode::Quantized(q) => Some(q),
+        };
         loop {
-            let next = &self.next;
-            let Some(start) = self.active.iter().map(|&n| next[n as usize]).min() else {
-                break;
-            };
-            if start >= end {
+            let start = self.chunks.iter().map(|c| c.min_next).min().unwrap_or(SimTime::MAX);
+            if start == SimTime::MAX || start >= end {
                 break;
             }
             let bound = start.saturating_add(self.width).min(end);
             self.stats.windows += 1;
-            let lps = &mut self.lps;
-            let next = &mut self.next;
-            self.active.retain(|&node| {
-                if next[node as usize] < bound {
-                    next[node as usize] = SimTime::MAX;
-                    due.push((node, lps[node as usize].take().expect("active LP exists")));
-                    false
-                } else {
-                    true
-                }
-            });
-            let model = self.model;
-            let last = if parallel && due.len() >= PARALLEL_MIN_LPS {
-                due.par_iter_mut()
-                    .with_min_len(PARALLEL_CHUNK)
-                    .map(|(_, lp)| lp.run_window(bound, model))
-                    .max()
+            if parallel {
+                self.chunks.par_iter_mut().for_each(|chunk| chunk.process(bound, model));
             } else {
-                due.iter_mut()
-                    .map(|(_, lp)| lp.run_window(bound, model))
-                    .max()
-            };
-            if let Some(last) = last {
-                self.stats.last_event = self.stats.last_event.max(last);
+                self.chunks.iter_mut().for_each(|chunk| chunk.process(bound, model));
             }
-            for (node, mut lp) in due.drain(..) {
-                messages.append(&mut lp.outbox);
-                if let Some(t) = lp.next_time() {
-                    self.next[node as usize] = t;
-                    self.active.push(node);
+            // Hand each bucket to its destination chunk (pointer moves, buffers reused).
+            for (source, chunk) in self.chunks.iter_mut().enumerate() {
+                for (destination, bucket) in chunk.buckets.iter_mut().enumerate() {
+                    std::mem::swap(bucket, &mut self.inboxes[destination][source]);
                 }
-                self.lps[node as usize] = Some(lp);
             }
-            for (node, mut event) in messages.drain(..) {
-                if let WindowMode::Quantized(q) = self.config.window {
-                    event.key.time = event.key.time.ceil_to(q).max(bound);
-                }
-                self.deliver(node, event);
+            let deliver = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| chunk.deliver(inbox, n_chunks as u32, model, quantum, bound);
+            if parallel {
+                self.chunks.par_iter_mut().zip(self.inboxes.par_iter_mut()).for_each(deliver);
+            } else {
+                self.chunks.iter_mut().zip(self.inboxes.iter_mut()).for_each(deliver);
             }
             progress(start);
         }
+        self.stats.last_event = self.chunks.iter().map(|c| c.last_event).max().unwrap_or(SimTime::ZERO);
         let stats = self.stats;
-        collect_output(
-            self.model,
-            self.lps.iter().flatten().map(|lp| &lp.state),
-            stats,
-        )
+        collect_output(model, self.chunks.iter().flat_map(|c| c.slots.iter().flatten()).map(|lp| &lp.state), stats)
     }
 }
-
-/// Fewer due LPs than this run on the calling thread: below it, waking the pool costs more
-/// than the work it would share (measured on the Days baseline, see benches/RESULTS.md).
-const PARALLEL_MIN_LPS: usize = 64;
-/// LPs per rayon task.
-const PARALLEL_CHUNK: usize = 16;
