@@ -132,6 +132,24 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime>
     Some(latency + SimTime(rest))
 }
 
+/// Round-trip time of a flow with empty queues: its largest data packet out along the data
+/// path plus its smallest packet (the ACK) back along the reverse path.
+pub fn base_rtt(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> {
+    let spec = &flows.flows[flow as usize];
+    let (data, ack) = (
+        spec.transport.max_packet(spec.size),
+        spec.transport.min_packet(spec.size),
+    );
+    let mut rtt = SimTime::ZERO;
+    for (reverse, size) in [(false, data), (true, ack)] {
+        for (node, local) in flow_route(net, flows, flow, reverse)? {
+            let port = net.port_id(node, local);
+            rtt = rtt + net.class_of(port).delay + net.class_of(port).rate.serialization(size);
+        }
+    }
+    Some(rtt)
+}
+
 /// What happened to one flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowOutcome {

@@ -163,6 +163,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             flows: table,
             seed: seed.0,
             record_deliveries: false,
+            trace: Default::default(),
         }
     });
     setup.model = Some(model);

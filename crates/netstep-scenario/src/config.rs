@@ -24,6 +24,30 @@ pub struct ScenarioFile {
     /// Traffic blocks; several may be combined.
     #[serde(default)]
     pub traffic: Vec<TrafficConfig>,
+    /// Optional trace tables. Default: none beyond flows, links and run.
+    #[serde(default)]
+    pub trace: TraceTablesConfig,
+}
+
+/// `[trace]`: which optional tables to write and which packets to record.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceTablesConfig {
+    /// Tables to write besides flows, links and run: `"packet_hops"`, `"queue_samples"`
+    /// (`"flows"` is accepted and always written). Example: `tables = ["packet_hops"]`.
+    pub tables: Option<Vec<String>>,
+    /// Queue sampling interval. Default `"10us"`. Example: `sample_interval = "1us"`.
+    pub sample_interval: Option<String>,
+    /// Record hops of these flow ids only. Example: `flows = [0, 3]`.
+    pub flows: Option<Vec<u32>>,
+    /// Record hops at egress ports of these nodes only. Example: `nodes = ["edge0_0"]`.
+    pub nodes: Option<Vec<String>>,
+    /// Record hops arriving at or after this time. Example: `from = "1ms"`.
+    pub from: Option<String>,
+    /// Record hops arriving before this time. Example: `until = "2ms"`.
+    pub until: Option<String>,
+    /// Record 1 packet in N, by a hash of the packet id (deterministic). Default 1.
+    pub sample_one_in: Option<u32>,
 }
 
 /// `[simulation]`: run control.

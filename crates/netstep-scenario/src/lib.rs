@@ -43,6 +43,8 @@ pub struct ScenarioMeta {
     pub window: WindowMode,
     /// Stop time, if any.
     pub duration: Option<SimTime>,
+    /// Optional tables written by this run (`packet_hops`, `queue_samples`).
+    pub trace_tables: Vec<String>,
 }
 
 impl ScenarioMeta {
@@ -202,11 +204,30 @@ fn build(
     for input in &inputs {
         hash = fnv1a(input.as_bytes(), hash);
     }
+    let trace_tables = trace_tables(&parsed.trace)?;
+    let names: std::collections::HashMap<&str, u32> = match &parsed.trace.nodes {
+        Some(_) => topology
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i as u32))
+            .collect(),
+        None => Default::default(),
+    };
+    let trace = trace_config(
+        &parsed.trace,
+        &trace_tables,
+        &names,
+        topology.nodes.len(),
+        flows.len(),
+    )?;
+    drop(names);
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, flows, seed);
-    let model = world::build_model(&mut world)
+    let mut model = world::build_model(&mut world)
         .map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
+    model.trace = trace;
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];
@@ -240,8 +261,103 @@ fn build(
         threads,
         window,
         duration,
+        trace_tables,
     };
     Ok(Scenario { meta, world, model })
+}
+
+/// Tables `[trace] tables` may name.
+pub const TRACE_TABLES: [&str; 3] = ["flows", "packet_hops", "queue_samples"];
+
+fn trace_tables(config: &config::TraceTablesConfig) -> Result<Vec<String>, Invalid> {
+    let mut tables = Vec::new();
+    for (i, table) in config.tables.iter().flatten().enumerate() {
+        if !TRACE_TABLES.contains(&table.as_str()) {
+            return Err(Invalid::new(
+                FieldPath::of(&["trace", "tables"]).index(i),
+                format!(
+                    "unknown table {table:?}; expected one of {}",
+                    TRACE_TABLES.join(", ")
+                ),
+            ));
+        }
+        if table != "flows" && !tables.contains(table) {
+            tables.push(table.clone());
+        }
+    }
+    tables.sort();
+    Ok(tables)
+}
+
+fn trace_config(
+    config: &config::TraceTablesConfig,
+    tables: &[String],
+    names: &std::collections::HashMap<&str, u32>,
+    n_nodes: usize,
+    n_flows: usize,
+) -> Result<netstep_core::engine::trace::TraceConfig, Invalid> {
+    use netstep_core::engine::trace::{HopFilter, TraceConfig};
+    let path = FieldPath::of(&["trace"]);
+    let duration =
+        |value: &Option<String>, field: &str, default: SimTime| -> Result<SimTime, Invalid> {
+            value.as_ref().map_or(Ok(default), |v| {
+                parse_duration(v).map_err(|e| Invalid::unit(path.key(field), e))
+            })
+        };
+    let mut trace = TraceConfig::default();
+    if tables.iter().any(|t| t == "queue_samples") {
+        let interval = duration(
+            &config.sample_interval,
+            "sample_interval",
+            SimTime::from_us(10),
+        )?;
+        if interval == SimTime::ZERO {
+            return Err(Invalid::new(
+                path.key("sample_interval"),
+                "must be positive",
+            ));
+        }
+        trace.queue_samples = Some(interval);
+    }
+    if tables.iter().any(|t| t == "packet_hops") {
+        let mut filter = HopFilter::all();
+        if let Some(flows) = &config.flows {
+            let mut keep = vec![false; n_flows];
+            for (i, &flow) in flows.iter().enumerate() {
+                *keep.get_mut(flow as usize).ok_or_else(|| {
+                    Invalid::new(path.key("flows").index(i), format!("flow {flow} does not exist; the scenario has {n_flows} flows (ids 0..{n_flows})"))
+                })? = true;
+            }
+            filter.flows = Some(keep);
+        }
+        if let Some(nodes) = &config.nodes {
+            let mut keep = vec![false; n_nodes];
+            for (i, name) in nodes.iter().enumerate() {
+                let node = names.get(name.as_str()).ok_or_else(|| {
+                    Invalid::new(path.key("nodes").index(i), format!("unknown node {name:?}"))
+                })?;
+                keep[*node as usize] = true;
+            }
+            filter.nodes = Some(keep);
+        }
+        filter.from = duration(&config.from, "from", SimTime::ZERO)?;
+        filter.until = duration(&config.until, "until", SimTime::MAX)?;
+        if filter.until <= filter.from {
+            return Err(Invalid::new(
+                path.key("until"),
+                "must be later than trace.from",
+            ));
+        }
+        filter.one_in = config.sample_one_in.unwrap_or(1);
+        if filter.one_in == 0 {
+            return Err(Invalid::new(
+                path.key("sample_one_in"),
+                "must be at least 1",
+            ));
+        }
+        trace.packet_hops = Some(filter);
+    }
+    Ok(trace)
 }
 
 /// FNV-1a 64: a stable, dependency-free content hash.

@@ -5,14 +5,22 @@
 //! - `flows.parquet`: one row per flow ([`FlowRow`]);
 //! - `links.parquet`: one row per egress port (directed link) with its static parameters and
 //!   end-of-run counters ([`LinkRow`]);
-//! - `run.parquet`: one row describing the run ([`RunRow`]).
+//! - `run.parquet`: one row describing the run ([`RunRow`]);
+//! - optional `packet_hops.parquet` (one row per packet per egress queue) and
+//!   `queue_samples.parquet` (every sample interval, one row per used egress port), written by
+//!   the [`TraceWriter`] thread.
 //!
 //! Every file carries the schema version and run parameters in its Parquet key-value metadata,
 //! is written to a temporary name and renamed when complete.
 
 mod tables;
+mod traces;
 
 pub use tables::{FlowRow, LinkRow, RunRow, flows_batch, links_batch, links_schema, run_batch};
+pub use traces::{
+    BATCH_ROWS, TraceWriter, packet_hops_batch, packet_hops_schema, queue_samples_batch,
+    queue_samples_schema,
+};
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

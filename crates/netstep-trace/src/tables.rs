@@ -8,7 +8,7 @@ use arrow_array::builder::{
     BooleanBuilder, Float64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
 fn dict() -> DataType {
@@ -251,6 +251,16 @@ pub struct RunRow {
     pub flows_completed: u64,
     /// netstep version.
     pub version: String,
+    /// Base round-trip time: the largest no-queueing RTT of any flow's path, ns.
+    pub base_rtt_ns: u64,
+    /// Fastest host link rate, bits/s.
+    pub host_rate_bps: u64,
+    /// Largest packet any flow sends, bytes.
+    pub mtu_bytes: u64,
+    /// Optional tables written (comma-separated).
+    pub trace_tables: String,
+    /// Queue sampling interval, ns.
+    pub sample_interval_ns: Option<u64>,
 }
 
 /// Builds the `run` batch.
@@ -273,6 +283,11 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
         Field::new("flows", DataType::UInt64, false),
         Field::new("flows_completed", DataType::UInt64, false),
         Field::new("version", DataType::Utf8, false),
+        Field::new("base_rtt_ns", DataType::UInt64, false),
+        Field::new("host_rate_bps", DataType::UInt64, false),
+        Field::new("mtu_bytes", DataType::UInt64, false),
+        Field::new("trace_tables", DataType::Utf8, false),
+        Field::new("sample_interval_ns", DataType::UInt64, true),
     ]));
     let one = |v: u64| -> ArrayRef {
         let mut b = UInt64Builder::with_capacity(1);
@@ -307,6 +322,11 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
             one(row.flows),
             one(row.flows_completed),
             Arc::new(StringArray::from(vec![row.version.clone()])),
+            one(row.base_rtt_ns),
+            one(row.host_rate_bps),
+            one(row.mtu_bytes),
+            Arc::new(StringArray::from(vec![row.trace_tables.clone()])),
+            Arc::new(UInt64Array::from(vec![row.sample_interval_ns])),
         ],
     )
 }

@@ -2,6 +2,7 @@
 //! it. `main.rs` only parses arguments and maps errors to exit codes; the work is here so tests
 //! can call it.
 
+pub mod compare;
 pub mod output;
 pub mod summary;
 
@@ -47,6 +48,10 @@ pub struct RunRequest {
     pub overrides: Vec<String>,
     /// Show a progress bar (only when stdout is a terminal).
     pub progress: bool,
+    /// `--trace` list of optional tables (overrides `[trace] tables`).
+    pub trace: Option<String>,
+    /// `--sample-interval` (overrides `[trace] sample_interval`).
+    pub sample_interval: Option<String>,
 }
 
 /// The result of a completed run.
@@ -88,7 +93,24 @@ pub fn validate(scenario: &Path, overrides: &[String]) -> Result<String, CliErro
 
 /// `netstep run`: simulate and write the run folder atomically.
 pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
-    let mut scenario = load(request.scenario.as_deref(), &request.overrides)?;
+    let mut overrides = request.overrides.clone();
+    if let Some(list) = &request.trace {
+        let mut tables = Vec::new();
+        for table in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            if !netstep_scenario::TRACE_TABLES.contains(&table) {
+                return Err(CliError::BadInput(anyhow::anyhow!(
+                    "--trace: unknown table {table:?}; expected a comma-separated list of {}",
+                    netstep_scenario::TRACE_TABLES.join(", ")
+                )));
+            }
+            tables.push(format!("{table:?}"));
+        }
+        overrides.push(format!("trace.tables=[{}]", tables.join(", ")));
+    }
+    if let Some(interval) = &request.sample_interval {
+        overrides.push(format!("trace.sample_interval={interval:?}"));
+    }
+    let mut scenario = load(request.scenario.as_deref(), &overrides)?;
     if let Some(threads) = request.threads {
         if threads == 0 {
             return Err(CliError::BadInput(anyhow::anyhow!(
@@ -108,12 +130,30 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let bar = summary::progress_bar(request.progress, scenario.meta.duration);
     let started = Instant::now();
     let mut windows = 0u64;
-    let output = engine.run(|t| {
+    let progress = |t| {
         windows += 1;
         if windows.is_multiple_of(4096) {
             summary::tick(&bar, t);
         }
-    });
+    };
+    let trace = &scenario.model.trace;
+    let output = if trace.packet_hops.is_some() || trace.queue_samples.is_some() {
+        let mut writer = netstep_trace::TraceWriter::start(
+            &staging.dir,
+            trace.packet_hops.is_some(),
+            trace.queue_samples.is_some(),
+            output::metadata(&scenario.meta),
+        )
+        .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
+        let output = engine.run_traced(progress, &mut writer);
+        writer
+            .finish()
+            .context("writing the trace tables")
+            .map_err(CliError::Internal)?;
+        output
+    } else {
+        engine.run(progress)
+    };
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);

@@ -4,15 +4,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use netstep::compare::{GroupBy, Metric};
 use netstep::{CliError, RunRequest};
 
 const EXAMPLES: &str = "Examples:
   netstep run                                   run the built-in quickstart (FatTree-4, TCP, web search)
   netstep run scenarios/days-baseline/fattree-k16-f512.toml --threads 2
   netstep run scenarios/quickstart.toml --set topology.k=8 --set simulation.seed=3 --out out/k8
+  netstep run scenarios/queueing/mm1-rho08.toml --trace packet_hops,queue_samples --sample-interval 10us
+  netstep run scenarios/quickstart.toml --set simulation.window=\\\"10us\\\" --out out/q10
+  netstep compare out/quickstart out/q10 --metric slowdown --by size-bucket
   netstep validate scenarios/scale/fattree-k128-f128.toml
 
-Exit codes: 0 ok, 2 bad input (scenario, arguments, output folder), 1 internal error.";
+Exit codes: 0 ok, 2 bad input (scenario, arguments, output folder), 1 internal error,
+3 `compare --max-nw1` exceeded.";
 
 /// Packet-level network simulator: scenario file in, Parquet tables out.
 #[derive(Parser)]
@@ -38,6 +43,13 @@ enum Command {
         /// Override any scenario value: --set topology.k=8 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+        /// Optional tables besides flows, links and run: packet_hops, queue_samples
+        /// (comma-separated; overrides [trace] tables).
+        #[arg(long, value_name = "TABLES")]
+        trace: Option<String>,
+        /// Queue sampling interval for queue_samples, e.g. 10us.
+        #[arg(long, value_name = "DURATION")]
+        sample_interval: Option<String>,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -50,6 +62,26 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
+    /// Compare two runs (or sweeps, or globs of runs) by Wasserstein distance per group.
+    #[command(after_help = EXAMPLES)]
+    Compare {
+        /// Reference: a run folder, a folder of runs, or a glob.
+        a: String,
+        /// Compared: a run folder, a folder of runs, or a glob.
+        b: String,
+        /// Metric to compare.
+        #[arg(long, value_enum, default_value = "slowdown")]
+        metric: Metric,
+        /// Grouping (default: size-bucket for flow metrics, none otherwise).
+        #[arg(long, value_enum)]
+        by: Option<GroupBy>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Exit with code 3 when any group's normalized W1 exceeds this.
+        #[arg(long, value_name = "X")]
+        max_nw1: Option<f64>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -60,6 +92,8 @@ fn main() -> ExitCode {
             out,
             threads,
             overrides,
+            trace,
+            sample_interval,
             quiet,
         } => {
             let request = RunRequest {
@@ -68,6 +102,8 @@ fn main() -> ExitCode {
                 threads,
                 overrides,
                 progress: !quiet,
+                trace,
+                sample_interval,
             };
             netstep::run(&request).map(|report| {
                 if !quiet {
@@ -77,21 +113,48 @@ fn main() -> ExitCode {
                         report.out.display()
                     );
                 }
+                ExitCode::SUCCESS
             })
         }
         Command::Validate {
             scenario,
             overrides,
-        } => netstep::validate(&scenario, &overrides).map(|text| println!("{text}")),
+        } => netstep::validate(&scenario, &overrides).map(|text| {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }),
+        Command::Compare {
+            a,
+            b,
+            metric,
+            by,
+            json,
+            max_nw1,
+        } => netstep::compare::compare(&a, &b, metric, by)
+            .map_err(CliError::BadInput)
+            .map(|results| {
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&results).expect("plain data serializes")
+                    );
+                } else {
+                    print!("{}", netstep::compare::render(&results));
+                }
+                match max_nw1 {
+                    Some(limit) if results.iter().any(|r| r.nw1 > limit) => {
+                        eprintln!("netstep compare: normalized W1 above --max-nw1 {limit}");
+                        ExitCode::from(3)
+                    }
+                    _ => ExitCode::SUCCESS,
+                }
+            }),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err}");
-            ExitCode::from(match err {
-                CliError::BadInput(_) => 2,
-                CliError::Internal(_) => 1,
-            })
+            ExitCode::from(err.exit_code() as u8)
         }
     }
 }

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow, bail};
 use netstep_core::engine::RunOutput;
-use netstep_core::flow::ideal_fct;
+use netstep_core::flow::{base_rtt, ideal_fct};
 use netstep_core::topology::NodeKind;
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::BufferSize;
+use netstep_core::units::SimTime;
 use netstep_core::world::{Flow, FlowResult};
 use netstep_scenario::Scenario;
 use netstep_trace::{
@@ -167,9 +168,56 @@ impl Tables {
             flows: flows.len() as u64,
             flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
             version: env!("CARGO_PKG_VERSION").to_string(),
+            base_rtt_ns: (0..model.flows.len() as u32)
+                .filter_map(|f| base_rtt(&model.net, &model.flows, f))
+                .max()
+                .unwrap_or(SimTime::ZERO)
+                .as_ns(),
+            host_rate_bps: (0..model.net.n_nodes() as u32)
+                .filter(|&n| model.net.node_kind[n as usize] == NodeKind::Host)
+                .map(|n| model.net.class_of(model.net.port_id(n, 0)).rate.0)
+                .max()
+                .unwrap_or(0),
+            mtu_bytes: model
+                .flows
+                .flows
+                .iter()
+                .map(|f| f.transport.max_packet(f.size).0)
+                .max()
+                .unwrap_or(0),
+            trace_tables: meta.trace_tables.join(","),
+            sample_interval_ns: model.trace.queue_samples.map(|i| i.as_ns()),
         };
         Tables { flows, run }
     }
+}
+
+/// Key-value metadata of every table: schema version (added by the writer) and the run
+/// parameters that do not depend on how the run was executed (no thread count, no wall time),
+/// so tables stay byte-identical across thread counts.
+pub fn metadata(meta: &netstep_scenario::ScenarioMeta) -> Vec<(String, String)> {
+    let window = match meta.window {
+        netstep_core::engine::WindowMode::Exact => "exact".to_string(),
+        netstep_core::engine::WindowMode::Quantized(q) => q.to_string(),
+    };
+    vec![
+        ("netstep.scenario".to_string(), meta.name.clone()),
+        (
+            "netstep.scenario_hash".to_string(),
+            format!("{:016x}", meta.hash),
+        ),
+        ("netstep.seed".to_string(), meta.seed.to_string()),
+        ("netstep.window".to_string(), window),
+        (
+            "netstep.duration".to_string(),
+            meta.duration
+                .map_or("until done".to_string(), |d| d.to_string()),
+        ),
+        (
+            "netstep.version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+    ]
 }
 
 /// Rows per `links` batch (bounds memory on very large topologies).
@@ -183,18 +231,7 @@ pub fn write(
     output: &RunOutput,
 ) -> anyhow::Result<()> {
     let meta = &scenario.meta;
-    let kv = vec![
-        ("netstep.scenario".to_string(), meta.name.clone()),
-        (
-            "netstep.scenario_hash".to_string(),
-            format!("{:016x}", meta.hash),
-        ),
-        ("netstep.seed".to_string(), meta.seed.to_string()),
-        (
-            "netstep.version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        ),
-    ];
+    let kv = metadata(meta);
     write_table(
         &staging.dir.join("flows.parquet"),
         &flows_batch(&tables.flows)?,

@@ -11,6 +11,7 @@
 pub mod event;
 pub mod node;
 pub mod reference;
+pub mod trace;
 pub mod window;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,8 @@ pub struct Model {
     pub seed: u64,
     /// Record every data packet's delivery ([`RunOutput::deliveries`]); off by default.
     pub record_deliveries: bool,
+    /// Packet and queue tracing.
+    pub trace: trace::TraceConfig,
 }
 
 impl Model {
@@ -235,7 +238,12 @@ pub(crate) fn collect_output<'a>(
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
-    let mut outcome = PortOutcome { port, tx_packets: state.tx_packets, tx_bytes: state.tx_bytes, ..PortOutcome::default() };
+    let mut outcome = PortOutcome {
+        port,
+        tx_packets: state.tx_packets,
+        tx_bytes: state.tx_bytes,
+        ..PortOutcome::default()
+    };
     if let Some(b) = &state.backlog {
         outcome.drops = b.drops;
         outcome.max_queue_packets = b.max_queue_packets;

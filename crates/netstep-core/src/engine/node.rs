@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Model;
 use super::event::{Event, EventKey, EventKind, EventSink, Phase};
+use super::trace::{DropReason, HopRecord};
 use crate::packet::{Packet, PacketKind};
 use crate::queue::Queue;
 use crate::topology::NodeKind;
@@ -32,6 +33,9 @@ pub struct PortState {
 pub struct Backlog {
     /// Waiting packets.
     pub queue: Queue,
+    /// Arrival facts of the waiting packets, in queue order, kept only while packet tracing is
+    /// on (the FIFO dequeues in arrival order; schedulers will carry this per entry).
+    pub arrivals: std::collections::VecDeque<Arrival>,
     /// A `PortReady` event is pending.
     pub wake_pending: bool,
     /// Packets dropped at this port.
@@ -46,11 +50,28 @@ pub struct Backlog {
     loss_rng: Option<Box<rand_pcg::Pcg64Mcg>>,
 }
 
+/// When and into what a packet arrived at a queue (for its hop record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// Arrival time, ps.
+    pub at_ps: u64,
+    /// Bytes waiting ahead of it.
+    pub queue_bytes: u64,
+    /// Packets waiting ahead of it.
+    pub queue_packets: u32,
+    /// Whether its hop is recorded.
+    pub traced: bool,
+}
+
 impl PortState {
     /// True when a packet may start at `now` without queueing.
     #[inline]
     fn is_idle(&self, now: SimTime) -> bool {
-        self.busy_until <= now && self.backlog.as_ref().is_none_or(|b| !b.wake_pending && b.queue.is_empty())
+        self.busy_until <= now
+            && self
+                .backlog
+                .as_ref()
+                .is_none_or(|b| !b.wake_pending && b.queue.is_empty())
     }
 }
 
@@ -85,6 +106,8 @@ pub struct NodeState {
     pub counters: NodeCounters,
     /// Data packets delivered here (only when [`Model::record_deliveries`] is set).
     pub deliveries: Vec<Delivery>,
+    /// Hop records of the current window (packet tracing only).
+    pub hop_records: Vec<HopRecord>,
     out: TransportOut,
 }
 
@@ -117,6 +140,7 @@ impl NodeState {
             flow_drops: BTreeMap::new(),
             counters: NodeCounters::default(),
             deliveries: Vec::new(),
+            hop_records: Vec::new(),
             out: TransportOut::default(),
         }
     }
@@ -242,15 +266,35 @@ impl NodeState {
         };
         let global = model.net.port_id(self.node, local);
         let limit = model.net.class_of(global).buffer;
+        let traced = model
+            .trace
+            .packet_hops
+            .as_ref()
+            .is_some_and(|f| f.accepts(&packet, self.node, now));
         let port = &mut self.ports[local as usize];
         if port.is_idle(now) {
-            self.transmit(local, packet, now, model, sink);
+            let arrival = Arrival {
+                at_ps: now.0,
+                queue_bytes: 0,
+                queue_packets: 0,
+                traced,
+            };
+            self.transmit(local, packet, now, arrival, model, sink);
             return;
         }
         let busy_until = port.busy_until;
         let port = port.backlog.get_or_insert_with(Box::default);
+        let arrival = Arrival {
+            at_ps: now.0,
+            queue_bytes: port.queue.bytes(),
+            queue_packets: port.queue.len() as u32,
+            traced,
+        };
         match port.queue.enqueue(packet, limit) {
             Ok(()) => {
+                if model.trace.packet_hops.is_some() {
+                    port.arrivals.push_back(arrival);
+                }
                 port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
                 port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
                 if !port.wake_pending {
@@ -267,6 +311,16 @@ impl NodeState {
                 port.drops += 1;
                 self.counters.drops += 1;
                 *self.flow_drops.entry(packet.flow).or_insert(0) += 1;
+                if traced {
+                    self.hop_records.push(hop_record(
+                        &packet,
+                        self.node,
+                        global,
+                        arrival,
+                        None,
+                        Some(DropReason::BufferFull),
+                    ));
+                }
             }
         }
     }
@@ -279,7 +333,13 @@ impl NodeState {
         let Some(packet) = backlog.queue.dequeue() else {
             return;
         };
-        self.transmit(local, packet, now, model, sink);
+        let arrival = backlog.arrivals.pop_front().unwrap_or(Arrival {
+            at_ps: now.0,
+            queue_bytes: 0,
+            queue_packets: 0,
+            traced: false,
+        });
+        self.transmit(local, packet, now, arrival, model, sink);
         let port = &mut self.ports[local as usize];
         let busy_until = port.busy_until;
         let backlog = port.backlog.as_mut().expect("backlog exists");
@@ -301,6 +361,7 @@ impl NodeState {
         local: u32,
         mut packet: Packet,
         now: SimTime,
+        arrival: Arrival,
         model: &Model,
         sink: &mut impl EventSink,
     ) {
@@ -312,6 +373,8 @@ impl NodeState {
         port.tx_packets += 1;
         port.tx_bytes += packet.size_bytes as u64;
         self.counters.packet_hops += 1;
+        let transmitted = Some((now.0, (now + serialization).0));
+        let record_from = packet;
         packet.hop = packet.hop.saturating_add(1);
         if class.loss_ppm > 0 {
             let port = port.backlog.get_or_insert_with(Box::default);
@@ -326,8 +389,28 @@ impl NodeState {
                 port.lost += 1;
                 self.counters.drops += 1;
                 *self.flow_drops.entry(packet.flow).or_insert(0) += 1;
+                if arrival.traced {
+                    self.hop_records.push(hop_record(
+                        &record_from,
+                        self.node,
+                        global,
+                        arrival,
+                        transmitted,
+                        Some(DropReason::LinkLoss),
+                    ));
+                }
                 return;
             }
+        }
+        if arrival.traced {
+            self.hop_records.push(hop_record(
+                &record_from,
+                self.node,
+                global,
+                arrival,
+                transmitted,
+                None,
+            ));
         }
         let peer = model.net.port_peer[global as usize];
         let key = self.key(now + serialization + class.delay, Phase::Arrive);
@@ -338,5 +421,33 @@ impl NodeState {
                 kind: EventKind::Arrive(packet),
             },
         );
+    }
+}
+
+/// Builds the hop record of `packet` (as it arrived) at global port `port` of `node`.
+fn hop_record(
+    packet: &Packet,
+    node: u32,
+    port: u32,
+    arrival: Arrival,
+    transmitted: Option<(u64, u64)>,
+    drop: Option<DropReason>,
+) -> HopRecord {
+    HopRecord {
+        packet_id: packet.id(),
+        flow: packet.flow,
+        hop: packet.hop as u16,
+        node,
+        port,
+        kind: packet.kind,
+        seq: packet.seq,
+        size_bytes: packet.size_bytes,
+        arrive_ps: arrival.at_ps,
+        dequeue_ps: transmitted.map(|t| t.0),
+        depart_ps: transmitted.map(|t| t.1),
+        queue_bytes: arrival.queue_bytes,
+        queue_packets: arrival.queue_packets,
+        ecn: packet.ecn,
+        drop,
     }
 }

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 use super::event::{Event, EventSink};
 use super::node::NodeState;
+use super::trace::{HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{EngineConfig, Model, RunOutput, RunStats, WindowMode, collect_output};
 use crate::units::SimTime;
 
@@ -54,7 +55,10 @@ impl EventSink for LpSink<'_> {
 
 impl Lp {
     fn new(model: &Model, node: u32) -> Box<Lp> {
-        Box::new(Lp { state: NodeState::new(node, model.net.degree(node)), heap: BinaryHeap::new() })
+        Box::new(Lp {
+            state: NodeState::new(node, model.net.degree(node)),
+            heap: BinaryHeap::new(),
+        })
     }
 
     fn next_time(&self) -> SimTime {
@@ -62,7 +66,12 @@ impl Lp {
     }
 
     /// Handles every event before `bound`; returns the time of the last one handled.
-    fn run_window(&mut self, bound: SimTime, model: &Model, buckets: &mut [Vec<Message>]) -> SimTime {
+    fn run_window(
+        &mut self,
+        bound: SimTime,
+        model: &Model,
+        buckets: &mut [Vec<Message>],
+    ) -> SimTime {
         let mut last = SimTime::ZERO;
         while let Some(top) = self.heap.peek() {
             if top.key.time >= bound {
@@ -70,7 +79,10 @@ impl Lp {
             }
             let event = self.heap.pop().expect("peeked");
             last = event.key.time;
-            let mut sink = LpSink { heap: &mut self.heap, buckets: &mut *buckets };
+            let mut sink = LpSink {
+                heap: &mut self.heap,
+                buckets: &mut *buckets,
+            };
             self.state.handle(event, model, &mut sink);
         }
         last
@@ -91,6 +103,10 @@ struct Chunk {
     buckets: Vec<Vec<Message>>,
     /// Time of the last event this chunk handled.
     last_event: SimTime,
+    /// Slots whose LP has been allocated, in allocation order (queue sampling visits these).
+    allocated: Vec<u32>,
+    /// Hop records produced in the current window.
+    hop_records: Vec<HopRecord>,
 }
 
 impl Chunk {
@@ -102,6 +118,8 @@ impl Chunk {
             min_next: SimTime::MAX,
             buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
             last_event: SimTime::ZERO,
+            allocated: Vec::new(),
+            hop_records: Vec::new(),
         }
     }
 
@@ -111,7 +129,15 @@ impl Chunk {
             return;
         }
         let mut min_next = SimTime::MAX;
-        let Chunk { slots, next, active, buckets, last_event, .. } = self;
+        let Chunk {
+            slots,
+            next,
+            active,
+            buckets,
+            last_event,
+            hop_records,
+            ..
+        } = self;
         active.retain(|&local| {
             let local = local as usize;
             if next[local] >= bound {
@@ -120,6 +146,7 @@ impl Chunk {
             }
             let lp = slots[local].as_mut().expect("active LP exists");
             *last_event = (*last_event).max(lp.run_window(bound, model, buckets));
+            hop_records.append(&mut lp.state.hop_records);
             next[local] = lp.next_time();
             min_next = min_next.min(next[local]);
             next[local] != SimTime::MAX
@@ -128,7 +155,14 @@ impl Chunk {
     }
 
     /// Pushes messages addressed to this chunk into their LPs' heaps.
-    fn deliver(&mut self, inbox: &mut [Vec<Message>], n_chunks: u32, model: &Model, quantum: Option<SimTime>, bound: SimTime) {
+    fn deliver(
+        &mut self,
+        inbox: &mut [Vec<Message>],
+        n_chunks: u32,
+        model: &Model,
+        quantum: Option<SimTime>,
+        bound: SimTime,
+    ) {
         for messages in inbox.iter_mut() {
             for (node, mut event) in messages.drain(..) {
                 if let Some(q) = quantum {
@@ -136,7 +170,12 @@ impl Chunk {
                 }
                 let local = (node / n_chunks) as usize;
                 let time = event.key.time;
-                self.slots[local].get_or_insert_with(|| Lp::new(model, node)).heap.push(event);
+                let slot = &mut self.slots[local];
+                if slot.is_none() {
+                    *slot = Some(Lp::new(model, node));
+                    self.allocated.push(local as u32);
+                }
+                slot.as_mut().expect("allocated").heap.push(event);
                 if self.next[local] == SimTime::MAX {
                     self.active.push(local as u32);
                 }
@@ -202,22 +241,36 @@ impl<'m> WindowEngine<'m> {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(config.threads)
                     .build()
-                    .map_err(|e| EngineError::ThreadPool { threads: config.threads, message: e.to_string() })?,
+                    .map_err(|e| EngineError::ThreadPool {
+                        threads: config.threads,
+                        message: e.to_string(),
+                    })?,
             )
         } else {
             None
         };
         let n_nodes = model.net.n_nodes();
-        let n_chunks = if config.threads > 1 { (config.threads * CHUNKS_PER_THREAD).min(n_nodes.max(1)) } else { 1 };
+        let n_chunks = if config.threads > 1 {
+            (config.threads * CHUNKS_PER_THREAD).min(n_nodes.max(1))
+        } else {
+            1
+        };
         let per_chunk = n_nodes.div_ceil(n_chunks);
         let mut engine = WindowEngine {
             model,
             config,
             width,
-            chunks: (0..n_chunks).map(|_| Chunk::new(per_chunk, n_chunks)).collect(),
-            inboxes: (0..n_chunks).map(|_| (0..n_chunks).map(|_| Vec::new()).collect()).collect(),
+            chunks: (0..n_chunks)
+                .map(|_| Chunk::new(per_chunk, n_chunks))
+                .collect(),
+            inboxes: (0..n_chunks)
+                .map(|_| (0..n_chunks).map(|_| Vec::new()).collect())
+                .collect(),
             pool,
-            stats: RunStats { window: width, ..RunStats::default() },
+            stats: RunStats {
+                window: width,
+                ..RunStats::default()
+            },
         };
         for (node, event) in model.initial_events() {
             let chunk = node as usize % n_chunks;
@@ -237,16 +290,64 @@ impl<'m> WindowEngine<'m> {
     }
 
     /// Runs to the end; `progress` is called after each window with the window's start time.
-    pub fn run(mut self, progress: impl FnMut(SimTime) + Send) -> RunOutput {
+    pub fn run(self, progress: impl FnMut(SimTime) + Send) -> RunOutput {
+        self.run_traced(progress, &mut NoTrace)
+    }
+
+    /// Runs to the end, handing hop records and queue samples to `trace` in deterministic
+    /// order (see [`TraceSink`]).
+    pub fn run_traced(
+        mut self,
+        progress: impl FnMut(SimTime) + Send,
+        trace: &mut (impl TraceSink + Send),
+    ) -> RunOutput {
         // The window loop itself runs on a pool thread, so each window's fork-join is a cheap
         // in-pool join rather than a job injected from outside the pool.
         match self.pool.take() {
-            Some(pool) => pool.install(|| self.run_loop(progress, true)),
-            None => self.run_loop(progress, false),
+            Some(pool) => pool.install(|| self.run_loop(progress, trace, true)),
+            None => self.run_loop(progress, trace, false),
         }
     }
 
-    fn run_loop(mut self, mut progress: impl FnMut(SimTime), parallel: bool) -> RunOutput {
+    /// Samples every port that has carried traffic at time `at`.
+    fn sample_queues(&self, at: SimTime, rows: &mut Vec<QueueSample>, trace: &mut impl TraceSink) {
+        for chunk in &self.chunks {
+            for &local in &chunk.allocated {
+                let lp = chunk.slots[local as usize].as_ref().expect("allocated");
+                for (port_local, port) in lp.state.ports.iter().enumerate() {
+                    if port.tx_packets == 0 && port.backlog.is_none() {
+                        continue;
+                    }
+                    let mut row = QueueSample {
+                        time_ps: at.0,
+                        port: self.model.net.port_id(lp.state.node, port_local as u32),
+                        node: lp.state.node,
+                        queue_bytes: 0,
+                        queue_packets: 0,
+                        tx_bytes: port.tx_bytes,
+                        tx_packets: port.tx_packets,
+                        drops: 0,
+                        ecn_marks: 0,
+                    };
+                    if let Some(b) = &port.backlog {
+                        row.queue_bytes = b.queue.bytes();
+                        row.queue_packets = b.queue.len() as u32;
+                        row.drops = b.drops + b.lost;
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+        rows.sort_unstable_by_key(|r| r.port);
+        trace.samples(rows);
+    }
+
+    fn run_loop(
+        mut self,
+        mut progress: impl FnMut(SimTime),
+        trace: &mut impl TraceSink,
+        parallel: bool,
+    ) -> RunOutput {
         let end = self.config.end.unwrap_or(SimTime::MAX);
         let model = self.model;
         let n_chunks = self.chunks.len();
@@ -254,17 +355,50 @@ impl<'m> WindowEngine<'m> {
             WindowMode::Exact => None,
             WindowMode::Quantized(q) => Some(q),
         };
+        let interval = self.model.trace.queue_samples;
+        let mut next_sample = interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
+        let mut sample_rows = Vec::new();
+        let mut window_records = Vec::new();
         loop {
-            let start = self.chunks.iter().map(|c| c.min_next).min().unwrap_or(SimTime::MAX);
+            let start = self
+                .chunks
+                .iter()
+                .map(|c| c.min_next)
+                .min()
+                .unwrap_or(SimTime::MAX);
             if start == SimTime::MAX || start >= end {
                 break;
             }
-            let bound = start.saturating_add(self.width).min(end);
+            // Every event before `start` is done: the state now is the state at each sample
+            // time up to `start`.
+            while next_sample <= start {
+                self.sample_queues(next_sample, &mut sample_rows, trace);
+                next_sample = next_sample.saturating_add(interval.expect("sampling on"));
+            }
+            let window_end = match quantum {
+                // Quantized windows are aligned to multiples of q, so cutting a window (at a
+                // sample time or the end) never changes where arrivals land.
+                Some(q) => SimTime((start.0 / q.0).saturating_add(1).saturating_mul(q.0)),
+                None => start.saturating_add(self.width),
+            };
+            let bound = window_end.min(end).min(next_sample);
             self.stats.windows += 1;
             if parallel {
-                self.chunks.par_iter_mut().for_each(|chunk| chunk.process(bound, model));
+                self.chunks
+                    .par_iter_mut()
+                    .for_each(|chunk| chunk.process(bound, model));
             } else {
-                self.chunks.iter_mut().for_each(|chunk| chunk.process(bound, model));
+                self.chunks
+                    .iter_mut()
+                    .for_each(|chunk| chunk.process(bound, model));
+            }
+            if self.model.trace.packet_hops.is_some() {
+                for chunk in &mut self.chunks {
+                    window_records.append(&mut chunk.hop_records);
+                }
+                window_records.sort_unstable_by_key(HopRecord::order_key);
+                trace.hops(&mut window_records);
+                window_records.clear();
             }
             // Hand each bucket to its destination chunk (pointer moves, buffers reused).
             for (source, chunk) in self.chunks.iter_mut().enumerate() {
@@ -272,16 +406,40 @@ impl<'m> WindowEngine<'m> {
                     std::mem::swap(bucket, &mut self.inboxes[destination][source]);
                 }
             }
-            let deliver = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| chunk.deliver(inbox, n_chunks as u32, model, quantum, bound);
+            let deliver = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| {
+                chunk.deliver(inbox, n_chunks as u32, model, quantum, bound)
+            };
             if parallel {
-                self.chunks.par_iter_mut().zip(self.inboxes.par_iter_mut()).for_each(deliver);
+                self.chunks
+                    .par_iter_mut()
+                    .zip(self.inboxes.par_iter_mut())
+                    .for_each(deliver);
             } else {
-                self.chunks.iter_mut().zip(self.inboxes.iter_mut()).for_each(deliver);
+                self.chunks
+                    .iter_mut()
+                    .zip(self.inboxes.iter_mut())
+                    .for_each(deliver);
             }
             progress(start);
         }
-        self.stats.last_event = self.chunks.iter().map(|c| c.last_event).max().unwrap_or(SimTime::ZERO);
+        self.stats.last_event = self
+            .chunks
+            .iter()
+            .map(|c| c.last_event)
+            .max()
+            .unwrap_or(SimTime::ZERO);
+        // One final sample at or after the last event captures the end state.
+        if interval.is_some() && next_sample < end && next_sample != SimTime::MAX {
+            self.sample_queues(next_sample, &mut sample_rows, trace);
+        }
         let stats = self.stats;
-        collect_output(model, self.chunks.iter().flat_map(|c| c.slots.iter().flatten()).map(|lp| &lp.state), stats)
+        collect_output(
+            model,
+            self.chunks
+                .iter()
+                .flat_map(|c| c.slots.iter().flatten())
+                .map(|lp| &lp.state),
+            stats,
+        )
     }
 }

@@ -46,6 +46,14 @@ impl TransportSpec {
             }
         }
     }
+    /// Largest (first) data packet of a flow of `size` payload bytes (open loop with
+    /// exponential sizes: the mean).
+    pub fn max_packet(&self, size: Bytes) -> Bytes {
+        match self {
+            TransportSpec::OpenLoop(s) => s.packet_size,
+            TransportSpec::NewReno(s) => Bytes(s.segment_wire_bytes(size, 0) as u64),
+        }
+    }
     /// Minimum spacing between consecutive data packets imposed by the source itself.
     pub fn min_spacing(&self) -> SimTime {
         match self {

@@ -1,0 +1,293 @@
+//! The optional trace tables, `packet_hops` and `queue_samples`, and the writer thread that
+//! turns records into Parquet off the simulation's threads.
+//!
+//! The engine hands records to a [`TraceWriter`] (a [`TraceSink`]); it buffers up to
+//! [`BATCH_ROWS`] rows per table and sends full batches over a bounded channel to one writer
+//! thread, so memory stays bounded whatever the trace volume (at most `CHANNEL_BATCHES + 2`
+//! batches exist at once) and the simulation only blocks when the writer falls behind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use arrow_array::builder::{
+    BooleanBuilder, StringDictionaryBuilder, UInt8Builder, UInt16Builder, UInt32Builder,
+    UInt64Builder,
+};
+use arrow_array::types::Int8Type;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use netstep_core::engine::trace::{HopRecord, QueueSample, TraceSink};
+
+use crate::{TableWriter, TraceError};
+
+/// Rows per Parquet batch (and per channel message).
+pub const BATCH_ROWS: usize = 1 << 16;
+/// Full batches that may wait in the channel.
+const CHANNEL_BATCHES: usize = 2;
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+}
+
+fn ns(ps: u64) -> u64 {
+    ps / 1_000
+}
+
+/// Schema of `packet_hops.parquet`.
+pub fn packet_hops_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("packet_id", DataType::UInt64, false),
+        Field::new("flow_id", DataType::UInt32, false),
+        Field::new("hop", DataType::UInt16, false),
+        Field::new("node", DataType::UInt32, false),
+        Field::new("port", DataType::UInt32, false),
+        Field::new("kind", dict(), false),
+        Field::new("seq", DataType::UInt32, false),
+        Field::new("size_bytes", DataType::UInt32, false),
+        Field::new("arrive_ns", DataType::UInt64, false),
+        Field::new("enqueue_ns", DataType::UInt64, false),
+        Field::new("dequeue_ns", DataType::UInt64, true),
+        Field::new("depart_ns", DataType::UInt64, true),
+        Field::new("queue_bytes", DataType::UInt64, false),
+        Field::new("queue_packets", DataType::UInt32, false),
+        Field::new("ecn", DataType::UInt8, false),
+        Field::new("dropped", DataType::Boolean, false),
+        Field::new("drop_reason", dict(), true),
+    ]))
+}
+
+/// Builds a `packet_hops` batch.
+pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> {
+    let n = rows.len();
+    let u64col = |f: &dyn Fn(&HopRecord) -> u64| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(n);
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let opt_u64 = |f: &dyn Fn(&HopRecord) -> Option<u64>| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(n);
+        rows.iter().for_each(|r| b.append_option(f(r)));
+        Arc::new(b.finish())
+    };
+    let u32col = |f: &dyn Fn(&HopRecord) -> u32| -> ArrayRef {
+        let mut b = UInt32Builder::with_capacity(n);
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let mut hop = UInt16Builder::with_capacity(n);
+    let mut kind = StringDictionaryBuilder::<Int8Type>::new();
+    let mut ecn = UInt8Builder::with_capacity(n);
+    let mut dropped = BooleanBuilder::with_capacity(n);
+    let mut reason = StringDictionaryBuilder::<Int8Type>::new();
+    for r in rows {
+        hop.append_value(r.hop);
+        kind.append_value(r.kind.name());
+        ecn.append_value(r.ecn);
+        dropped.append_value(r.drop.is_some());
+        match r.drop {
+            Some(d) => reason.append_value(d.name()),
+            None => reason.append_null(),
+        }
+    }
+    RecordBatch::try_new(
+        packet_hops_schema(),
+        vec![
+            u64col(&|r| r.packet_id),
+            u32col(&|r| r.flow),
+            Arc::new(hop.finish()),
+            u32col(&|r| r.node),
+            u32col(&|r| r.port),
+            Arc::new(kind.finish()),
+            u32col(&|r| r.seq),
+            u32col(&|r| r.size_bytes),
+            u64col(&|r| ns(r.arrive_ps)),
+            u64col(&|r| ns(r.arrive_ps)),
+            opt_u64(&|r| r.dequeue_ps.map(ns)),
+            opt_u64(&|r| r.depart_ps.map(ns)),
+            u64col(&|r| r.queue_bytes),
+            u32col(&|r| r.queue_packets),
+            Arc::new(ecn.finish()),
+            Arc::new(dropped.finish()),
+            Arc::new(reason.finish()),
+        ],
+    )
+}
+
+/// Schema of `queue_samples.parquet`.
+pub fn queue_samples_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("time_ns", DataType::UInt64, false),
+        Field::new("port", DataType::UInt32, false),
+        Field::new("node", DataType::UInt32, false),
+        Field::new("queue_bytes", DataType::UInt64, false),
+        Field::new("queue_packets", DataType::UInt32, false),
+        Field::new("tx_bytes", DataType::UInt64, false),
+        Field::new("tx_packets", DataType::UInt64, false),
+        Field::new("drops", DataType::UInt64, false),
+        Field::new("ecn_marks", DataType::UInt64, false),
+    ]))
+}
+
+/// Builds a `queue_samples` batch.
+pub fn queue_samples_batch(rows: &[QueueSample]) -> Result<RecordBatch, ArrowError> {
+    let u64col = |f: &dyn Fn(&QueueSample) -> u64| -> ArrayRef {
+        let mut b = UInt64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    let u32col = |f: &dyn Fn(&QueueSample) -> u32| -> ArrayRef {
+        let mut b = UInt32Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| b.append_value(f(r)));
+        Arc::new(b.finish())
+    };
+    RecordBatch::try_new(
+        queue_samples_schema(),
+        vec![
+            u64col(&|r| ns(r.time_ps)),
+            u32col(&|r| r.port),
+            u32col(&|r| r.node),
+            u64col(&|r| r.queue_bytes),
+            u32col(&|r| r.queue_packets),
+            u64col(&|r| r.tx_bytes),
+            u64col(&|r| r.tx_packets),
+            u64col(&|r| r.drops),
+            u64col(&|r| r.ecn_marks),
+        ],
+    )
+}
+
+enum Batch {
+    Hops(Vec<HopRecord>),
+    Samples(Vec<QueueSample>),
+}
+
+/// Writes `packet_hops` and/or `queue_samples` on a background thread.
+pub struct TraceWriter {
+    sender: Option<SyncSender<Batch>>,
+    thread: Option<JoinHandle<Result<u64, TraceError>>>,
+    hops: Vec<HopRecord>,
+    samples: Vec<QueueSample>,
+    /// Rows handed over so far (both tables).
+    pub rows: u64,
+}
+
+impl TraceWriter {
+    /// Starts the writer thread for the tables asked for, in folder `dir`.
+    pub fn start(
+        dir: &Path,
+        packet_hops: bool,
+        queue_samples: bool,
+        metadata: Vec<(String, String)>,
+    ) -> Result<TraceWriter, TraceError> {
+        let mut hops_writer = if packet_hops {
+            Some(TableWriter::create(
+                &dir.join("packet_hops.parquet"),
+                packet_hops_schema(),
+                &metadata,
+            )?)
+        } else {
+            None
+        };
+        let mut samples_writer = if queue_samples {
+            Some(TableWriter::create(
+                &dir.join("queue_samples.parquet"),
+                queue_samples_schema(),
+                &metadata,
+            )?)
+        } else {
+            None
+        };
+        let (sender, receiver): (SyncSender<Batch>, Receiver<Batch>) =
+            sync_channel(CHANNEL_BATCHES);
+        let dir: PathBuf = dir.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("netstep-trace-writer".into())
+            .spawn(move || {
+                let mut written = 0u64;
+                let parquet_error = |e: ArrowError| TraceError::Parquet {
+                    path: dir.clone(),
+                    message: e.to_string(),
+                };
+                for batch in receiver {
+                    match batch {
+                        Batch::Hops(rows) => {
+                            written += rows.len() as u64;
+                            if let Some(w) = hops_writer.as_mut() {
+                                w.write(&packet_hops_batch(&rows).map_err(parquet_error)?)?;
+                            }
+                        }
+                        Batch::Samples(rows) => {
+                            written += rows.len() as u64;
+                            if let Some(w) = samples_writer.as_mut() {
+                                w.write(&queue_samples_batch(&rows).map_err(parquet_error)?)?;
+                            }
+                        }
+                    }
+                }
+                if let Some(w) = hops_writer {
+                    w.finish()?;
+                }
+                if let Some(w) = samples_writer {
+                    w.finish()?;
+                }
+                Ok(written)
+            })
+            .map_err(|source| TraceError::Io {
+                path: PathBuf::from("<trace writer thread>"),
+                source,
+            })?;
+        Ok(TraceWriter {
+            sender: Some(sender),
+            thread: Some(thread),
+            hops: Vec::new(),
+            samples: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    fn send(&mut self, batch: Batch) {
+        if let Some(sender) = &self.sender {
+            // A send error means the writer thread stopped on an error; `finish` reports it.
+            if sender.send(batch).is_err() {
+                self.sender = None;
+            }
+        }
+    }
+
+    /// Flushes what is buffered, waits for the writer and closes the files (atomic renames).
+    pub fn finish(mut self) -> Result<u64, TraceError> {
+        let hops = std::mem::take(&mut self.hops);
+        let samples = std::mem::take(&mut self.samples);
+        // Empty tables still get one (empty) batch so their files exist with the schema.
+        self.send(Batch::Hops(hops));
+        self.send(Batch::Samples(samples));
+        self.sender = None;
+        let thread = self.thread.take().expect("writer started");
+        thread.join().map_err(|_| TraceError::Parquet {
+            path: PathBuf::from("<trace writer thread>"),
+            message: "the writer thread panicked".into(),
+        })?
+    }
+}
+
+impl TraceSink for TraceWriter {
+    fn hops(&mut self, records: &mut Vec<HopRecord>) {
+        self.rows += records.len() as u64;
+        self.hops.append(records);
+        if self.hops.len() >= BATCH_ROWS {
+            let batch = std::mem::replace(&mut self.hops, Vec::with_capacity(BATCH_ROWS));
+            self.send(Batch::Hops(batch));
+        }
+    }
+
+    fn samples(&mut self, rows: &mut Vec<QueueSample>) {
+        self.rows += rows.len() as u64;
+        self.samples.append(rows);
+        if self.samples.len() >= BATCH_ROWS {
+            let batch = std::mem::replace(&mut self.samples, Vec::with_capacity(BATCH_ROWS));
+            self.send(Batch::Samples(batch));
+        }
+    }
+}
