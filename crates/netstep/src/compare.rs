@@ -18,6 +18,7 @@ use serde::Serialize;
 
 /// What to compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
 pub enum Metric {
     /// Flow completion time, ns (flows.parquet, completed flows).
     FctNs,
@@ -44,6 +45,7 @@ impl Metric {
 
 /// How to group samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
 pub enum GroupBy {
     /// Flow-size buckets (0, MTU], (MTU, BDP], (BDP, 5 BDP], (5 BDP, ∞) (flow metrics only).
     SizeBucket,

@@ -13,7 +13,7 @@ const EXAMPLES: &str = "Examples:
   netstep run scenarios/quickstart.toml --set topology.k=8 --set simulation.seed=3 --out out/k8
   netstep run scenarios/queueing/mm1-rho08.toml --trace packet_hops,queue_samples --sample-interval 10us
   netstep run scenarios/quickstart.toml --set simulation.window=\\\"10us\\\" --out out/q10
-  netstep compare out/quickstart out/q10 --metric slowdown --by size-bucket
+  netstep compare out/quickstart out/q10 --metric slowdown --by size_bucket
   netstep validate scenarios/scale/fattree-k128-f128.toml
 
 Exit codes: 0 ok, 2 bad input (scenario, arguments, output folder), 1 internal error,
@@ -72,7 +72,7 @@ enum Command {
         /// Metric to compare.
         #[arg(long, value_enum, default_value = "slowdown")]
         metric: Metric,
-        /// Grouping (default: size-bucket for flow metrics, none otherwise).
+        /// Grouping (default: size_bucket for flow metrics, none otherwise).
         #[arg(long, value_enum)]
         by: Option<GroupBy>,
         /// Print JSON instead of a table.

@@ -3,8 +3,10 @@
 mod bad_input;
 mod cli;
 mod common;
+mod compare;
 mod determinism;
 mod differential;
 mod newreno;
 mod properties;
 mod queueing;
+mod traces;

@@ -1,0 +1,203 @@
+//! Packet-hop and queue-sample traces: deterministic, filtered as asked, consistent with the
+//! run's counters, and usable for queueing theory.
+
+use netstep_core::engine::WindowMode;
+use netstep_core::engine::trace::{HopFilter, MemoryTrace, packet_hash};
+use netstep_core::engine::window::WindowEngine;
+use netstep_core::engine::{EngineConfig, RunOutput};
+use netstep_core::units::SimTime;
+use netstep_scenario::Scenario;
+
+use crate::common::*;
+
+fn traced(s: &Scenario, threads: usize, window: WindowMode) -> (RunOutput, MemoryTrace) {
+    let mut trace = MemoryTrace::default();
+    let config = EngineConfig {
+        threads,
+        window,
+        end: s.meta.duration,
+    };
+    let out = WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run_traced(|_| {}, &mut trace);
+    (out, trace)
+}
+
+fn quickstart_traced() -> Scenario {
+    let mut s = scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"2ms\""]);
+    s.model.trace.packet_hops = Some(HopFilter::all());
+    s.model.trace.queue_samples = Some(SimTime::from_us(20));
+    s
+}
+
+#[test]
+fn traces_are_identical_for_any_thread_count() {
+    let s = quickstart_traced();
+    let (one, t1) = traced(&s, 1, WindowMode::Exact);
+    for threads in [2, 4] {
+        let (many, tn) = traced(&s, threads, WindowMode::Exact);
+        assert_same_simulation(&one, &many, "traced");
+        assert!(
+            t1.hops == tn.hops,
+            "hop records differ for {threads} threads"
+        );
+        assert!(
+            t1.samples == tn.samples,
+            "queue samples differ for {threads} threads"
+        );
+    }
+}
+
+#[test]
+fn tracing_does_not_change_the_simulation() {
+    let mut s = quickstart_traced();
+    let (traced_out, _) = traced(&s, 2, WindowMode::Exact);
+    s.model.trace = Default::default();
+    let plain = run_window(&s, 2, WindowMode::Exact);
+    assert_same_simulation(&plain, &traced_out, "traced vs untraced");
+    // Quantized windows are aligned, so cutting them at sample times changes nothing either.
+    let q = WindowMode::Quantized(SimTime::from_us(7));
+    let plain_q = run_window(&s, 1, q);
+    let s = quickstart_traced();
+    let (traced_q, _) = traced(&s, 1, q);
+    assert_same_simulation(&plain_q, &traced_q, "quantized traced vs untraced");
+}
+
+#[test]
+fn hop_records_agree_with_the_counters() {
+    let s = quickstart_traced();
+    let (out, trace) = traced(&s, 1, WindowMode::Exact);
+    let transmitted = trace.hops.iter().filter(|h| h.dequeue_ps.is_some()).count() as u64;
+    assert_eq!(
+        transmitted, out.stats.packet_hops,
+        "one transmitted record per packet-hop"
+    );
+    let dropped = trace.hops.iter().filter(|h| h.drop.is_some()).count() as u64;
+    assert_eq!(dropped, out.stats.drops);
+    for h in &trace.hops {
+        if let (Some(dq), Some(dp)) = (h.dequeue_ps, h.depart_ps) {
+            assert!(h.arrive_ps <= dq && dq < dp, "{h:?}");
+        }
+    }
+    // Records come in window order, sorted inside each window; times never run backwards by
+    // more than one window.
+    let window = out.stats.window.0;
+    for pair in trace.hops.windows(2) {
+        assert!(
+            pair[1].order_key().0 + window >= pair[0].order_key().0,
+            "{pair:?}"
+        );
+    }
+    // Queue samples: cumulative counters never decrease per port.
+    let mut last = std::collections::HashMap::new();
+    for row in &trace.samples {
+        if let Some((t, tx)) = last.insert(row.port, (row.time_ps, row.tx_bytes)) {
+            assert!(row.time_ps > t && row.tx_bytes >= tx, "{row:?}");
+        }
+    }
+    let final_tx: u64 = out.ports.iter().map(|p| p.tx_bytes).sum();
+    let max_sampled: u64 = last.values().map(|v| v.1).sum();
+    assert_eq!(
+        max_sampled, final_tx,
+        "the last sample holds the final counters"
+    );
+}
+
+#[test]
+fn one_in_n_sampling_is_deterministic_and_exact() {
+    let full = quickstart_traced();
+    let (_, all) = traced(&full, 1, WindowMode::Exact);
+    let mut sampled = quickstart_traced();
+    sampled.model.trace.packet_hops = Some(HopFilter {
+        one_in: 7,
+        ..HopFilter::all()
+    });
+    let (_, some) = traced(&sampled, 2, WindowMode::Exact);
+    let expected: Vec<_> = all
+        .hops
+        .iter()
+        .filter(|h| packet_hash(h.packet_id).is_multiple_of(7))
+        .copied()
+        .collect();
+    assert!(!expected.is_empty());
+    assert!(
+        some.hops == expected,
+        "1-in-7 sampling keeps exactly the packets whose hash says so"
+    );
+    let fraction = some.hops.len() as f64 / all.hops.len() as f64;
+    assert!((0.10..0.19).contains(&fraction), "{fraction}");
+}
+
+#[test]
+fn flow_node_and_time_filters_select_hops() {
+    let s = quickstart_traced();
+    let (_, all) = traced(&s, 1, WindowMode::Exact);
+    // Pick a busy flow, two nodes it crosses and a time span around its middle from the full trace.
+    let flow = all.hops[all.hops.len() / 2].flow;
+    let mine: Vec<_> = all.hops.iter().filter(|h| h.flow == flow).collect();
+    let mut visited: Vec<u32> = mine.iter().map(|h| h.node).collect();
+    visited.sort_unstable();
+    visited.dedup();
+    let (node_a, node_b) = (visited[0], visited[visited.len() - 1]);
+    let middle = mine[mine.len() / 2].arrive_ps;
+    let (from, until) = (
+        SimTime(middle.saturating_sub(50_000_000)),
+        SimTime(middle + 50_000_000),
+    );
+    let mut f = quickstart_traced();
+    let mut flows = vec![false; f.model.flows.len()];
+    flows[flow as usize] = true;
+    let mut nodes = vec![false; f.model.net.n_nodes()];
+    nodes[node_a as usize] = true;
+    nodes[node_b as usize] = true;
+    f.model.trace.packet_hops = Some(HopFilter {
+        flows: Some(flows),
+        nodes: Some(nodes),
+        from,
+        until,
+        one_in: 1,
+    });
+    let (_, some) = traced(&f, 1, WindowMode::Exact);
+    let expected: Vec<_> = all
+        .hops
+        .iter()
+        .filter(|h| {
+            h.flow == flow
+                && (h.node == node_a || h.node == node_b)
+                && h.arrive_ps >= from.0
+                && h.arrive_ps < until.0
+        })
+        .copied()
+        .collect();
+    assert!(!expected.is_empty(), "the filter should select something");
+    assert!(some.hops == expected);
+}
+
+#[test]
+fn mm1_sojourn_from_packet_hops_matches_theory() {
+    let mut s = scenario_file("scenarios/queueing/mm1-rho08.toml", &[]);
+    s.model.trace.packet_hops = Some(HopFilter::all());
+    let (_, trace) = traced(&s, 1, WindowMode::Exact);
+    let switch = s.model.net.n_nodes() as u32 - 1;
+    let mut at_switch: Vec<_> = trace.hops.iter().filter(|h| h.node == switch).collect();
+    at_switch.sort_by_key(|h| h.packet_id);
+    let sojourn: Vec<f64> = at_switch
+        .iter()
+        .map(|h| (h.depart_ps.unwrap() - h.arrive_ps) as f64 / 1e6)
+        .collect();
+    assert_eq!(sojourn.len(), 200_000);
+    let data = &sojourn[sojourn.len() / 50..];
+    let batches = 40;
+    let per = data.len() / batches;
+    let means: Vec<f64> = (0..batches)
+        .map(|b| data[b * per..(b + 1) * per].iter().sum::<f64>() / per as f64)
+        .collect();
+    let mean = means.iter().sum::<f64>() / batches as f64;
+    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
+    let half_width = 3.558 * (var / batches as f64).sqrt();
+    let theory = 8.0 / (1.0 - 0.8);
+    assert!(
+        (mean - theory).abs() <= half_width,
+        "mean sojourn {mean:.3} us vs theory {theory} us (+-{half_width:.3})"
+    );
+}
