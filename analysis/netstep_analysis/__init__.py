@@ -1,9 +1,19 @@
 """Polars helpers for netstep run folders.
 
-A run folder holds ``flows.parquet``, ``links.parquet`` and ``run.parquet`` (schema in
+A run folder holds ``flows.parquet``, ``links.parquet`` and ``run.parquet`` and, when netstep
+ran with ``--trace``, ``packet_hops.parquet`` and ``queue_samples.parquet`` (schema in
 ``docs/trace-schema.md``). :func:`load` returns one LazyFrame per table over a single run or a
 whole sweep of run folders (``OUT/<key>=<value>/.../<table>.parquet``), with Hive partition
 columns added for sweeps.
+
+Modules, re-exported here:
+
+- :mod:`~netstep_analysis.params`: MTU, host rate, base RTT and BDP of a run (with fallbacks
+  for runs older than those ``run.parquet`` columns);
+- :mod:`~netstep_analysis.buckets`: flow-size buckets and per-bucket percentiles;
+- :mod:`~netstep_analysis.distance`: exact 1-D Wasserstein-1 and sample comparisons;
+- :mod:`~netstep_analysis.plots`: PNG figures (slowdown CDFs, queues, utilisation, W1);
+- :mod:`~netstep_analysis.report`: ``python -m netstep_analysis report RUN_OR_SWEEP``.
 """
 
 from __future__ import annotations
@@ -15,6 +25,9 @@ import polars as pl
 TABLES = ("flows", "links", "run")
 """Tables every run folder has."""
 
+TRACE_TABLES = ("packet_hops", "queue_samples")
+"""Tables a run folder has when netstep ran with ``--trace packet_hops,queue_samples``."""
+
 SCHEMA_VERSION = 1
 """The trace schema version this package reads."""
 
@@ -22,11 +35,13 @@ SCHEMA_VERSION = 1
 def load(path: str | Path) -> dict[str, pl.LazyFrame]:
     """Return ``{table: LazyFrame}`` for a run folder or a folder of run folders.
 
+    Always holds the :data:`TABLES` found; also holds ``packet_hops`` and ``queue_samples``
+    (:data:`TRACE_TABLES`) when such files exist (for a sweep: in at least one run).
     Raises ``FileNotFoundError`` naming the folder when it holds no netstep run.
     """
     root = Path(path)
     frames: dict[str, pl.LazyFrame] = {}
-    for table in TABLES:
+    for table in TABLES + TRACE_TABLES:
         direct = root / f"{table}.parquet"
         if direct.exists():
             frames[table] = pl.scan_parquet(direct)
@@ -45,3 +60,62 @@ def schema_version(run_folder: str | Path) -> int:
 
     meta = pq.read_metadata(Path(run_folder) / "run.parquet").metadata or {}
     return int(meta[b"netstep.schema_version"])
+
+
+from netstep_analysis.buckets import (  # noqa: E402
+    BUCKET_DTYPE,
+    BUCKETS,
+    percentiles_by_bucket,
+    quantile_label,
+    size_bucket,
+)
+from netstep_analysis.distance import FEW_SAMPLES, compare, normalized_w1, wasserstein1  # noqa: E402
+from netstep_analysis.params import (  # noqa: E402
+    DEFAULT_BASE_RTT_NS,
+    DEFAULT_MTU_BYTES,
+    RunParams,
+    bdp_bytes,
+    run_params,
+)
+from netstep_analysis.plots import (  # noqa: E402
+    link_utilization,
+    plot_queue_occupancy,
+    plot_slowdown_cdf,
+    plot_utilization_heatmap,
+    plot_w1_by_bucket,
+    w1_by_bucket,
+    with_bucket,
+)
+from netstep_analysis.report import NotARunError, find_runs, write_report  # noqa: E402
+
+__all__ = [
+    "BUCKETS",
+    "BUCKET_DTYPE",
+    "DEFAULT_BASE_RTT_NS",
+    "DEFAULT_MTU_BYTES",
+    "FEW_SAMPLES",
+    "NotARunError",
+    "RunParams",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "TRACE_TABLES",
+    "bdp_bytes",
+    "compare",
+    "find_runs",
+    "link_utilization",
+    "load",
+    "normalized_w1",
+    "percentiles_by_bucket",
+    "plot_queue_occupancy",
+    "plot_slowdown_cdf",
+    "plot_utilization_heatmap",
+    "plot_w1_by_bucket",
+    "quantile_label",
+    "run_params",
+    "schema_version",
+    "size_bucket",
+    "w1_by_bucket",
+    "wasserstein1",
+    "with_bucket",
+    "write_report",
+]

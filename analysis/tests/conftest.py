@@ -37,3 +37,32 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_netstep(
         REPO / "scenarios" / "quickstart.toml", out, "--set", 'traffic.0.duration="2ms"'
     )
+
+
+def netstep_supports_trace() -> bool:
+    """Whether the binary has ``netstep run --trace`` (packet_hops and queue_samples tables)."""
+    done = subprocess.run(
+        [str(netstep_binary()), "run", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    return "--trace" in done.stdout
+
+
+@pytest.fixture(scope="session")
+def traced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shortened quickstart traced with ``--trace packet_hops,queue_samples``.
+
+    Skips when the binary does not support ``--trace`` yet.
+    """
+    if not netstep_supports_trace():
+        pytest.skip("this netstep binary has no `run --trace` option yet (no queue_samples)")
+    out = tmp_path_factory.mktemp("runs") / "traced"
+    return run_netstep(
+        REPO / "scenarios" / "quickstart.toml",
+        out,
+        "--set",
+        'traffic.0.duration="2ms"',
+        "--trace",
+        "packet_hops,queue_samples",
+        "--sample-interval",
+        "10us",
+    )

@@ -1,0 +1,33 @@
+"""The estimator example runs end to end in its quick form."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO, netstep_binary
+
+SCRIPT = REPO / "analysis" / "examples" / "estimator" / "run.py"
+
+
+def test_estimator_quick(tmp_path):
+    env = {**os.environ, "NETSTEP_BIN": str(netstep_binary())}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| load | bucket | n | W1 point | nW1 point |" in done.stdout
+    assert "| all | (5BDP, inf) |" in done.stdout
+    assert (tmp_path / "validation.md").read_text().startswith("| load | bucket |")
+    assert (tmp_path / "validation.csv").stat().st_size > 0
+    for png in ("cdf_pred_vs_true.png", "w1_by_bucket.png"):
+        data = (tmp_path / png).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
+    seeds = sorted(p.name for p in (tmp_path / "data" / "load=0.5").iterdir())
+    assert seeds == ["seed=1", "seed=2"]
