@@ -11,16 +11,17 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
+use arrow_array::builder::Int8Builder;
 use arrow_array::builder::{
-    BooleanBuilder, StringDictionaryBuilder, UInt8Builder, UInt16Builder, UInt32Builder,
-    UInt64Builder,
+    BooleanBuilder, UInt8Builder, UInt16Builder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
-use netstep_core::engine::trace::{HopRecord, QueueSample, TraceSink};
+use netstep_core::engine::trace::{DropReason, HopRecord, QueueSample, TraceSink};
+use netstep_core::packet::PacketKind;
 
-use crate::{TableWriter, TraceError};
+use crate::{Layout, TableWriter, TraceError};
 
 /// Rows per Parquet batch (and per channel message).
 pub const BATCH_ROWS: usize = 1 << 16;
@@ -77,20 +78,32 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
         Arc::new(b.finish())
     };
     let mut hop = UInt16Builder::with_capacity(n);
-    let mut kind = StringDictionaryBuilder::<Int8Type>::new();
+    // Enum columns are built from their keys against fixed dictionaries (no string hashing).
+    let mut kind = Int8Builder::with_capacity(n);
     let mut ecn = UInt8Builder::with_capacity(n);
     let mut dropped = BooleanBuilder::with_capacity(n);
-    let mut reason = StringDictionaryBuilder::<Int8Type>::new();
+    let mut reason = Int8Builder::with_capacity(n);
     for r in rows {
         hop.append_value(r.hop);
-        kind.append_value(r.kind.name());
+        kind.append_value(r.kind as i8);
         ecn.append_value(r.ecn);
         dropped.append_value(r.drop.is_some());
-        match r.drop {
-            Some(d) => reason.append_value(d.name()),
-            None => reason.append_null(),
-        }
+        reason.append_option(r.drop.map(|d| d as i8));
     }
+    let kind = DictionaryArray::<Int8Type>::try_new(
+        kind.finish(),
+        Arc::new(StringArray::from(vec![
+            PacketKind::Data.name(),
+            PacketKind::Ack.name(),
+        ])),
+    )?;
+    let reason = DictionaryArray::<Int8Type>::try_new(
+        reason.finish(),
+        Arc::new(StringArray::from(vec![
+            DropReason::BufferFull.name(),
+            DropReason::LinkLoss.name(),
+        ])),
+    )?;
     RecordBatch::try_new(
         packet_hops_schema(),
         vec![
@@ -99,7 +112,7 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
             Arc::new(hop.finish()),
             u32col(&|r| r.node),
             u32col(&|r| r.port),
-            Arc::new(kind.finish()),
+            Arc::new(kind),
             u32col(&|r| r.seq),
             u32col(&|r| r.size_bytes),
             u64col(&|r| ns(r.arrive_ps)),
@@ -110,7 +123,7 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
             u32col(&|r| r.queue_packets),
             Arc::new(ecn.finish()),
             Arc::new(dropped.finish()),
-            Arc::new(reason.finish()),
+            Arc::new(reason),
         ],
     )
 }
@@ -182,19 +195,21 @@ impl TraceWriter {
         metadata: Vec<(String, String)>,
     ) -> Result<TraceWriter, TraceError> {
         let mut hops_writer = if packet_hops {
-            Some(TableWriter::create(
+            Some(TableWriter::create_with(
                 &dir.join("packet_hops.parquet"),
                 packet_hops_schema(),
                 &metadata,
+                Layout::Trace,
             )?)
         } else {
             None
         };
         let mut samples_writer = if queue_samples {
-            Some(TableWriter::create(
+            Some(TableWriter::create_with(
                 &dir.join("queue_samples.parquet"),
                 queue_samples_schema(),
                 &metadata,
+                Layout::Trace,
             )?)
         } else {
             None

@@ -69,11 +69,12 @@ pub struct TraceConfig {
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
 pub enum DropReason {
     /// The egress buffer was full.
-    BufferFull,
+    BufferFull = 0,
     /// Lost on the wire (random link loss).
-    LinkLoss,
+    LinkLoss = 1,
 }
 
 impl DropReason {
