@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use crate::topology::{FatTree, LinkClass, NodeKind, RoutingKind, TopologySpec};
+use crate::topology::{FatTree, FatTreeRouter, LinkClass, NodeKind, RoutingKind, TopologySpec};
 use crate::units::{Bytes, SimTime};
 
 /// Errors found while compiling a topology.
@@ -58,7 +58,7 @@ pub enum NetworkError {
 #[derive(Clone, Debug)]
 pub enum Routing {
     /// FatTree address arithmetic.
-    FatTree(FatTree),
+    FatTree(FatTreeRouter),
     /// Shortest-path ECMP over per-destination-attachment distance tables.
     ShortestPath(ShortestPathTables),
 }
@@ -164,10 +164,10 @@ impl Network {
             port_peer,
             port_class,
             classes: spec.classes.clone(),
-            routing: Routing::FatTree(FatTree {
+            routing: Routing::FatTree(FatTreeRouter::new(FatTree {
                 k: 2,
                 hosts_per_edge: 1,
-            }),
+            })),
             ps_per_byte: spec
                 .classes
                 .iter()
@@ -175,7 +175,7 @@ impl Network {
                 .collect(),
         };
         network.routing = match spec.routing {
-            RoutingKind::FatTree(shape) => Routing::FatTree(shape),
+            RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(shape)),
             RoutingKind::ShortestPath => Routing::ShortestPath(ShortestPathTables::build(&network)),
         };
         Ok(network)
@@ -227,7 +227,7 @@ impl Network {
     #[inline]
     pub fn route(&self, node: u32, dst: u32, hash: u64) -> Option<u32> {
         match &self.routing {
-            Routing::FatTree(shape) => Some(shape.next_port(node, dst, hash)),
+            Routing::FatTree(router) => Some(router.next_port(node, dst, hash)),
             Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
         }
     }

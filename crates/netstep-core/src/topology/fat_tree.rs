@@ -38,8 +38,8 @@ impl FatTree {
     }
 
     /// The local port at `node` that leads towards host `dst`; `hash` picks among equal-cost
-    /// uplinks.
-    #[inline]
+    /// uplinks. (Reference implementation with plain divisions; the engine uses
+    /// [`FatTreeRouter`], which gives the same answers without dividing.)
     pub fn next_port(&self, node: u32, dst: u32, hash: u64) -> u32 {
         let half = self.k / 2;
         let hosts = self.n_hosts();
@@ -49,23 +49,155 @@ impl FatTree {
         }
         let dst_edge = dst / self.hosts_per_edge;
         let dst_pod = dst_edge / half;
+        let uplink = pick(hash, half);
         if node < hosts + edges {
-            let edge = node - hosts;
-            if edge == dst_edge {
+            if node - hosts == dst_edge {
                 dst % self.hosts_per_edge
             } else {
-                self.hosts_per_edge + (hash % half as u64) as u32
+                self.hosts_per_edge + uplink
             }
         } else if node < hosts + 2 * edges {
-            let agg = node - hosts - edges;
-            if agg / half == dst_pod {
+            if (node - hosts - edges) / half == dst_pod {
                 dst_edge % half
             } else {
-                half + (hash % half as u64) as u32
+                half + uplink
             }
         } else {
             dst_pod
         }
+    }
+}
+
+/// Maps a 64-bit hash onto `0..n` without dividing (multiply-shift of its high half).
+#[inline]
+fn pick(hash: u64, n: u32) -> u32 {
+    (((hash >> 32) * n as u64) >> 32) as u32
+}
+
+/// Division by a fixed `u32` as a multiplication (Lemire, Kaser and Kurz, "Faster remainder by
+/// direct computation", 2019): exact for every `u32` numerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FastDiv {
+    divisor: u32,
+    multiplier: u64,
+}
+
+impl FastDiv {
+    fn new(divisor: u32) -> FastDiv {
+        assert!(divisor > 0, "division by zero");
+        // For divisor 1 the multiplier would be 2^64; `div` special-cases it.
+        let multiplier = if divisor == 1 {
+            0
+        } else {
+            u64::MAX / divisor as u64 + 1
+        };
+        FastDiv {
+            divisor,
+            multiplier,
+        }
+    }
+    #[inline]
+    fn div(&self, n: u32) -> u32 {
+        if self.divisor == 1 {
+            n
+        } else {
+            ((self.multiplier as u128 * n as u128) >> 64) as u32
+        }
+    }
+    #[inline]
+    fn div_rem(&self, n: u32) -> (u32, u32) {
+        let q = self.div(n);
+        (q, n - q * self.divisor)
+    }
+}
+
+/// FatTree routing with the shape's constants and divisors precomputed (no tables: a few
+/// words whatever k).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FatTreeRouter {
+    shape: FatTree,
+    half: u32,
+    hosts: u32,
+    edges: u32,
+    per_edge: FastDiv,
+    per_pod: FastDiv,
+}
+
+impl FatTreeRouter {
+    /// Precomputes the router of `shape`.
+    pub fn new(shape: FatTree) -> FatTreeRouter {
+        FatTreeRouter {
+            shape,
+            half: shape.k / 2,
+            hosts: shape.n_hosts(),
+            edges: shape.n_edge(),
+            per_edge: FastDiv::new(shape.hosts_per_edge),
+            per_pod: FastDiv::new(shape.k / 2),
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> FatTree {
+        self.shape
+    }
+
+    /// Same as [`FatTree::next_port`].
+    #[inline]
+    pub fn next_port(&self, node: u32, dst: u32, hash: u64) -> u32 {
+        if node < self.hosts {
+            return 0;
+        }
+        let (dst_edge, dst_host) = self.per_edge.div_rem(dst);
+        let (dst_pod, dst_edge_in_pod) = self.per_pod.div_rem(dst_edge);
+        let above_hosts = node - self.hosts;
+        if above_hosts < self.edges {
+            if above_hosts == dst_edge {
+                dst_host
+            } else {
+                self.shape.hosts_per_edge + pick(hash, self.half)
+            }
+        } else if above_hosts < 2 * self.edges {
+            if self.per_pod.div(above_hosts - self.edges) == dst_pod {
+                dst_edge_in_pod
+            } else {
+                self.half + pick(hash, self.half)
+            }
+        } else {
+            dst_pod
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fast_division_is_exact(n in any::<u32>(), d in 1u32..100_000) {
+            let f = FastDiv::new(d);
+            prop_assert_eq!(f.div_rem(n), (n / d, n % d));
+        }
+
+        #[test]
+        fn router_matches_the_plain_arithmetic(k in (1u32..=64).prop_map(|h| h * 2), hpe in 1u32..40, node_sel in any::<u32>(), dst_sel in any::<u32>(), hash in any::<u64>()) {
+            let shape = FatTree { k, hosts_per_edge: hpe };
+            let router = FatTreeRouter::new(shape);
+            let node = node_sel % shape.n_nodes();
+            let dst = dst_sel % shape.n_hosts();
+            prop_assert_eq!(router.next_port(node, dst, hash), shape.next_port(node, dst, hash));
+        }
+    }
+
+    #[test]
+    fn divisor_one_and_largest_numerators() {
+        assert_eq!(FastDiv::new(1).div_rem(u32::MAX), (u32::MAX, 0));
+        assert_eq!(
+            FastDiv::new(7).div_rem(u32::MAX),
+            (u32::MAX / 7, u32::MAX % 7)
+        );
+        assert_eq!(FastDiv::new(u32::MAX).div_rem(u32::MAX), (1, 0));
     }
 }
 

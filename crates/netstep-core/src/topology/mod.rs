@@ -7,7 +7,7 @@ mod fat_tree;
 mod leaf_spine;
 
 pub use dumbbell::dumbbell;
-pub use fat_tree::{FatTree, fat_tree};
+pub use fat_tree::{FatTree, FatTreeRouter, fat_tree};
 pub use leaf_spine::leaf_spine;
 
 use crate::units::{BitsPerSec, BufferSize, SimTime};
