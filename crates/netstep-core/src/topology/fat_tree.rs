@@ -168,39 +168,6 @@ impl FatTreeRouter {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn fast_division_is_exact(n in any::<u32>(), d in 1u32..100_000) {
-            let f = FastDiv::new(d);
-            prop_assert_eq!(f.div_rem(n), (n / d, n % d));
-        }
-
-        #[test]
-        fn router_matches_the_plain_arithmetic(k in (1u32..=64).prop_map(|h| h * 2), hpe in 1u32..40, node_sel in any::<u32>(), dst_sel in any::<u32>(), hash in any::<u64>()) {
-            let shape = FatTree { k, hosts_per_edge: hpe };
-            let router = FatTreeRouter::new(shape);
-            let node = node_sel % shape.n_nodes();
-            let dst = dst_sel % shape.n_hosts();
-            prop_assert_eq!(router.next_port(node, dst, hash), shape.next_port(node, dst, hash));
-        }
-    }
-
-    #[test]
-    fn divisor_one_and_largest_numerators() {
-        assert_eq!(FastDiv::new(1).div_rem(u32::MAX), (u32::MAX, 0));
-        assert_eq!(
-            FastDiv::new(7).div_rem(u32::MAX),
-            (u32::MAX / 7, u32::MAX % 7)
-        );
-        assert_eq!(FastDiv::new(u32::MAX).div_rem(u32::MAX), (1, 0));
-    }
-}
-
 /// Builds a FatTree with the given link classes for host links and fabric links
 /// (`classes[0]` = host tier, `classes[1]` = fabric).
 pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) -> TopologySpec {
@@ -272,5 +239,38 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
         links,
         classes: vec![host_link, fabric_link],
         routing: RoutingKind::FatTree(shape),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fast_division_is_exact(n in any::<u32>(), d in 1u32..100_000) {
+            let f = FastDiv::new(d);
+            prop_assert_eq!(f.div_rem(n), (n / d, n % d));
+        }
+
+        #[test]
+        fn router_matches_the_plain_arithmetic(k in (1u32..=64).prop_map(|h| h * 2), hpe in 1u32..40, node_sel in any::<u32>(), dst_sel in any::<u32>(), hash in any::<u64>()) {
+            let shape = FatTree { k, hosts_per_edge: hpe };
+            let router = FatTreeRouter::new(shape);
+            let node = node_sel % shape.n_nodes();
+            let dst = dst_sel % shape.n_hosts();
+            prop_assert_eq!(router.next_port(node, dst, hash), shape.next_port(node, dst, hash));
+        }
+    }
+
+    #[test]
+    fn divisor_one_and_largest_numerators() {
+        assert_eq!(FastDiv::new(1).div_rem(u32::MAX), (u32::MAX, 0));
+        assert_eq!(
+            FastDiv::new(7).div_rem(u32::MAX),
+            (u32::MAX / 7, u32::MAX % 7)
+        );
+        assert_eq!(FastDiv::new(u32::MAX).div_rem(u32::MAX), (1, 0));
     }
 }
