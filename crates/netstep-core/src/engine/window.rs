@@ -48,8 +48,9 @@ impl EventSink for LpSink<'_> {
     }
     #[inline]
     fn remote(&mut self, node: u32, event: Event) {
-        let n_chunks = self.buckets.len() as u32;
-        self.buckets[(node % n_chunks) as usize].push((node, event));
+        // The chunk count is a power of two: the chunk is the low bits of the node id.
+        let mask = self.buckets.len() as u32 - 1;
+        self.buckets[(node & mask) as usize].push((node, event));
     }
 }
 
@@ -91,7 +92,8 @@ impl Lp {
 
 /// The LPs of one chunk and their bookkeeping.
 struct Chunk {
-    /// LP of node `local * n_chunks + index`, allocated on first use.
+    /// LP of node `local * n_chunks + index` (`n_chunks` a power of two), allocated on first
+    /// use.
     slots: Vec<Option<Box<Lp>>>,
     /// Next event time per slot (`SimTime::MAX` when none).
     next: Vec<SimTime>,
@@ -168,7 +170,7 @@ impl Chunk {
                 if let Some(q) = quantum {
                     event.key.time = event.key.time.ceil_to(q).max(bound);
                 }
-                let local = (node / n_chunks) as usize;
+                let local = (node >> n_chunks.trailing_zeros()) as usize;
                 let time = event.key.time;
                 let slot = &mut self.slots[local];
                 if slot.is_none() {
@@ -250,8 +252,11 @@ impl<'m> WindowEngine<'m> {
             None
         };
         let n_nodes = model.net.n_nodes();
+        // A power of two, so a node's chunk and slot are a mask and a shift of its id.
         let n_chunks = if config.threads > 1 {
-            (config.threads * CHUNKS_PER_THREAD).min(n_nodes.max(1))
+            (config.threads * CHUNKS_PER_THREAD)
+                .min(n_nodes.max(1))
+                .next_power_of_two()
         } else {
             1
         };
