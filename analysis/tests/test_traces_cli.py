@@ -149,3 +149,32 @@ def test_full_tracing_keeps_memory_bounded(tmp_path: Path) -> None:
     # 900k rows x ~64 B would be ~55 MB if kept in memory; the margin allows the writer's
     # bounded batches and Parquet buffers only.
     assert traced - plain < 40, f"traced {traced:.0f} MB vs untraced {plain:.0f} MB"
+
+
+def test_mm1_sojourn_from_packet_hops_matches_theory(tmp_path: Path) -> None:
+    """Mean sojourn at the M/M/1 switch port, computed with Polars from packet_hops.parquet,
+    agrees with 1/(mu - lambda) within a 99.9 % batch-means confidence interval."""
+    out = run_netstep(
+        REPO / "scenarios" / "queueing" / "mm1-rho05.toml",
+        tmp_path / "mm1",
+        "--trace",
+        "packet_hops",
+        "--set",
+        'trace.nodes=["sw"]',
+    )
+    hops = (
+        pl.scan_parquet(out / "packet_hops.parquet")
+        .filter(pl.col("kind") == "data")
+        .sort("packet_id")
+        .select(((pl.col("depart_ns") - pl.col("arrive_ns")) / 1000).alias("sojourn_us"))
+        .collect()["sojourn_us"]
+        .to_numpy()
+    )
+    assert len(hops) == 200_000
+    data = hops[len(hops) // 50 :]
+    batches = np.array_split(data, 40)
+    means = np.array([b.mean() for b in batches])
+    half_width = 3.558 * means.std(ddof=1) / np.sqrt(len(means))
+    theory = 8.0 / (1 - 0.5)
+    # ns rounding of arrive/depart shifts each sample by less than 1 ns.
+    assert abs(means.mean() - theory) <= half_width + 0.001, (means.mean(), theory, half_width)

@@ -95,6 +95,12 @@ fn help_shows_examples() {
 fn thread_count_does_not_change_the_tables() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = crate::common::repo().join("scenarios/quickstart.toml");
+    let names = [
+        "flows.parquet",
+        "links.parquet",
+        "packet_hops.parquet",
+        "queue_samples.parquet",
+    ];
     let mut tables = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.path().join(format!("t{threads}"));
@@ -107,23 +113,24 @@ fn thread_count_does_not_change_the_tables() {
                 "--set",
                 "traffic.0.duration=\"2ms\"",
             ])
+            .args([
+                "--trace",
+                "packet_hops,queue_samples",
+                "--sample-interval",
+                "20us",
+            ])
             .arg(&scenario)
             .arg("--out")
             .arg(&out)
             .status()
             .unwrap();
         assert!(status.success());
-        tables.push((
-            std::fs::read(out.join("flows.parquet")).unwrap(),
-            std::fs::read(out.join("links.parquet")).unwrap(),
-        ));
+        tables.push(names.map(|name| std::fs::read(out.join(name)).unwrap()));
     }
-    assert!(
-        tables[0].0 == tables[1].0,
-        "flows.parquet differs between 1 and 2 threads"
-    );
-    assert!(
-        tables[0].1 == tables[1].1,
-        "links.parquet differs between 1 and 2 threads"
-    );
+    for (i, name) in names.iter().enumerate() {
+        assert!(
+            tables[0][i] == tables[1][i],
+            "{name} differs between 1 and 2 threads"
+        );
+    }
 }
