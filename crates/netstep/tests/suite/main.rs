@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod determinism;
 mod differential;
+mod golden;
 mod newreno;
 mod properties;
 mod queueing;
