@@ -166,13 +166,30 @@ pub fn resolve_transport(
 }
 
 impl TransportTemplate {
-    /// The flow's transport and payload size from `size` or `packets` (exactly one).
+    /// The flow's transport and payload size from `size` or `packets` (exactly one; below,
+    /// `Ok` carries a size and `Err` a packet count).
     fn for_flow(
         &self,
         size: Option<Bytes>,
         packets: Option<u32>,
         path: &FieldPath,
     ) -> Result<(TransportSpec, Bytes), Invalid> {
+        let amount = match (size, packets) {
+            (Some(_), Some(_)) => {
+                return Err(Invalid::new(
+                    path.clone(),
+                    "give either size or packets, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(Invalid::new(
+                    path.clone(),
+                    "give the flow a size (e.g. \"1MB\") or a packet count",
+                ));
+            }
+            (Some(size), None) => Ok(size),
+            (None, Some(n)) => Err(n),
+        };
         match self {
             TransportTemplate::OpenLoop {
                 packet_size,
@@ -180,22 +197,10 @@ impl TransportTemplate {
                 exponential,
                 size_distribution,
             } => {
-                let n_packets = match (size, packets) {
-                    (Some(_), Some(_)) => {
-                        return Err(Invalid::new(
-                            path.clone(),
-                            "give either size or packets, not both",
-                        ));
-                    }
-                    (None, None) => {
-                        return Err(Invalid::new(
-                            path.clone(),
-                            "give the flow a size (e.g. \"1MB\") or a packet count",
-                        ));
-                    }
-                    (Some(s), None) => u32::try_from(s.0.div_ceil(packet_size.0.max(1)))
+                let n_packets = match amount {
+                    Ok(s) => u32::try_from(s.0.div_ceil(packet_size.0.max(1)))
                         .map_err(|_| Invalid::new(path.key("size"), "too many packets"))?,
-                    (None, Some(n)) => n,
+                    Err(n) => n,
                 };
                 if n_packets == 0 {
                     return Err(Invalid::new(
@@ -216,22 +221,7 @@ impl TransportTemplate {
                 ))
             }
             TransportTemplate::NewReno(spec) => {
-                let size = match (size, packets) {
-                    (Some(_), Some(_)) => {
-                        return Err(Invalid::new(
-                            path.clone(),
-                            "give either size or packets, not both",
-                        ));
-                    }
-                    (None, None) => {
-                        return Err(Invalid::new(
-                            path.clone(),
-                            "give the flow a size (e.g. \"1MB\") or a packet count",
-                        ));
-                    }
-                    (Some(s), None) => s,
-                    (None, Some(n)) => Bytes(n as u64 * spec.mss_bytes as u64),
-                };
+                let size = amount.unwrap_or_else(|n| Bytes(n as u64 * spec.mss_bytes as u64));
                 if size.0 == 0 {
                     return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
                 }

@@ -376,6 +376,7 @@ impl NodeState {
         let transmitted = Some((now.0, (now + serialization).0));
         let record_from = packet;
         packet.hop = packet.hop.saturating_add(1);
+        let mut lost = false;
         if class.loss_ppm > 0 {
             let port = port.backlog.get_or_insert_with(Box::default);
             let rng = port.loss_rng.get_or_insert_with(|| {
@@ -389,28 +390,22 @@ impl NodeState {
                 port.lost += 1;
                 self.counters.drops += 1;
                 *self.flow_drops.entry(packet.flow).or_insert(0) += 1;
-                if arrival.traced {
-                    self.hop_records.push(hop_record(
-                        &record_from,
-                        self.node,
-                        global,
-                        arrival,
-                        transmitted,
-                        Some(DropReason::LinkLoss),
-                    ));
-                }
-                return;
+                lost = true;
             }
         }
         if arrival.traced {
+            let drop = lost.then_some(DropReason::LinkLoss);
             self.hop_records.push(hop_record(
                 &record_from,
                 self.node,
                 global,
                 arrival,
                 transmitted,
-                None,
+                drop,
             ));
+        }
+        if lost {
+            return;
         }
         let peer = model.net.port_peer[global as usize];
         let key = self.key(now + serialization + class.delay, Phase::Arrive);
