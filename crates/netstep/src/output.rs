@@ -84,12 +84,9 @@ impl Staging {
                 format!("removing the previous run at {}", self.target.display())
             })?;
         }
+        // After the rename the staging path no longer exists, so `Drop` finds nothing to remove.
         std::fs::rename(&self.dir, &self.target)
-            .with_context(|| format!("moving the run into {}", self.target.display()))?;
-        let dir = self.dir.clone();
-        std::mem::forget(self);
-        let _ = dir;
-        Ok(())
+            .with_context(|| format!("moving the run into {}", self.target.display()))
     }
 }
 
