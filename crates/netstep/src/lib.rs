@@ -132,7 +132,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let mut windows = 0u64;
     let progress = |t| {
         windows += 1;
-        if windows.is_multiple_of(4096) {
+        if windows.is_multiple_of(64) {
             summary::tick(&bar, t);
         }
     };
