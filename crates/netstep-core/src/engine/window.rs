@@ -6,9 +6,10 @@
 //!
 //! LPs are dealt into `C` chunks (node `n` lives in chunk `n % C`, so every chunk gets a share
 //! of hosts and of each switch tier). A chunk owns its LPs' slots, its list of active LPs and
-//! one outgoing message bucket per destination chunk. Both halves of a window run in parallel
-//! over chunks: *process* (each chunk runs its due LPs, writing messages into its buckets) and
-//! *deliver* (each chunk pushes the messages addressed to it into its LPs' heaps). Only LPs with
+//! one outgoing message bucket per destination chunk. Each window is one parallel phase over
+//! chunks: a chunk first *delivers* the messages addressed to it in the previous window into
+//! its LPs' heaps, then *processes* its due LPs, writing new messages into its buckets. The next
+//! window's start is known before delivery: every chunk records the earliest message it sent. Only LPs with
 //! pending events are looked at; an idle LP costs one `None` pointer and one time word.
 //!
 //! With `W <= lookahead` no message generated inside a window can be due inside it, so every
@@ -39,6 +40,8 @@ struct Lp {
 struct LpSink<'a> {
     heap: &'a mut BinaryHeap<Event>,
     buckets: &'a mut [Vec<Message>],
+    /// Earliest time of any message sent (so the next window can start before delivery).
+    min_out: &'a mut SimTime,
 }
 
 impl EventSink for LpSink<'_> {
@@ -50,6 +53,7 @@ impl EventSink for LpSink<'_> {
     fn remote(&mut self, node: u32, event: Event) {
         // The chunk count is a power of two: the chunk is the low bits of the node id.
         let mask = self.buckets.len() as u32 - 1;
+        *self.min_out = (*self.min_out).min(event.key.time);
         self.buckets[(node & mask) as usize].push((node, event));
     }
 }
@@ -72,6 +76,7 @@ impl Lp {
         bound: SimTime,
         model: &Model,
         buckets: &mut [Vec<Message>],
+        min_out: &mut SimTime,
     ) -> SimTime {
         let mut last = SimTime::ZERO;
         while let Some(top) = self.heap.peek() {
@@ -83,6 +88,7 @@ impl Lp {
             let mut sink = LpSink {
                 heap: &mut self.heap,
                 buckets: &mut *buckets,
+                min_out: &mut *min_out,
             };
             self.state.handle(event, model, &mut sink);
         }
@@ -101,6 +107,8 @@ struct Chunk {
     active: Vec<u32>,
     /// Earliest `next` over `active`.
     min_next: SimTime,
+    /// Earliest (raw) time of the messages this chunk sent in its last process phase.
+    min_out: SimTime,
     /// Outgoing messages, one bucket per destination chunk.
     buckets: Vec<Vec<Message>>,
     /// Time of the last event this chunk handled.
@@ -118,6 +126,7 @@ impl Chunk {
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),
             min_next: SimTime::MAX,
+            min_out: SimTime::MAX,
             buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
             last_event: SimTime::ZERO,
             allocated: Vec::new(),
@@ -127,6 +136,7 @@ impl Chunk {
 
     /// Runs every LP due before `bound` and keeps the others on the active list.
     fn process(&mut self, bound: SimTime, model: &Model) {
+        self.min_out = SimTime::MAX;
         if self.min_next >= bound {
             return;
         }
@@ -138,6 +148,7 @@ impl Chunk {
             buckets,
             last_event,
             hop_records,
+            min_out,
             ..
         } = self;
         active.retain(|&local| {
@@ -147,7 +158,7 @@ impl Chunk {
                 return true;
             }
             let lp = slots[local].as_mut().expect("active LP exists");
-            *last_event = (*last_event).max(lp.run_window(bound, model, buckets));
+            *last_event = (*last_event).max(lp.run_window(bound, model, buckets, min_out));
             hop_records.append(&mut lp.state.hop_records);
             next[local] = lp.next_time();
             min_next = min_next.min(next[local]);
@@ -364,11 +375,18 @@ impl<'m> WindowEngine<'m> {
         let mut next_sample = interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
         let mut sample_rows = Vec::new();
         let mut window_records = Vec::new();
+        // Bound of the window whose messages wait in `inboxes` (quantized delivery needs it).
+        let mut sent_in = SimTime::ZERO;
+        let arrival = |t: SimTime, sent_in: SimTime| match quantum {
+            Some(q) if t != SimTime::MAX => t.ceil_to(q).max(sent_in),
+            _ => t,
+        };
         loop {
+            // The earliest pending event is in a heap or among the messages not yet delivered.
             let start = self
                 .chunks
                 .iter()
-                .map(|c| c.min_next)
+                .map(|c| c.min_next.min(arrival(c.min_out, sent_in)))
                 .min()
                 .unwrap_or(SimTime::MAX);
             if start == SimTime::MAX || start >= end {
@@ -388,14 +406,22 @@ impl<'m> WindowEngine<'m> {
             };
             let bound = window_end.min(end).min(next_sample);
             self.stats.windows += 1;
+            // One parallel phase per window: each chunk first takes the messages of the
+            // previous window, then runs its LPs due before `bound`.
+            let step = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| {
+                chunk.deliver(inbox, n_chunks as u32, model, quantum, sent_in);
+                chunk.process(bound, model);
+            };
             if parallel {
                 self.chunks
                     .par_iter_mut()
-                    .for_each(|chunk| chunk.process(bound, model));
+                    .zip(self.inboxes.par_iter_mut())
+                    .for_each(step);
             } else {
                 self.chunks
                     .iter_mut()
-                    .for_each(|chunk| chunk.process(bound, model));
+                    .zip(self.inboxes.iter_mut())
+                    .for_each(step);
             }
             if self.model.trace.packet_hops.is_some() {
                 for chunk in &mut self.chunks {
@@ -411,20 +437,7 @@ impl<'m> WindowEngine<'m> {
                     std::mem::swap(bucket, &mut self.inboxes[destination][source]);
                 }
             }
-            let deliver = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| {
-                chunk.deliver(inbox, n_chunks as u32, model, quantum, bound)
-            };
-            if parallel {
-                self.chunks
-                    .par_iter_mut()
-                    .zip(self.inboxes.par_iter_mut())
-                    .for_each(deliver);
-            } else {
-                self.chunks
-                    .iter_mut()
-                    .zip(self.inboxes.iter_mut())
-                    .for_each(deliver);
-            }
+            sent_in = bound;
             progress(start);
         }
         self.stats.last_event = self
