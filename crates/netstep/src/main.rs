@@ -84,6 +84,13 @@ enum Command {
     },
 }
 
+/// Writes to stdout; a closed pipe (`netstep run | head`) is not an error worth a panic.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -107,11 +114,13 @@ fn main() -> ExitCode {
             };
             netstep::run(&request).map(|report| {
                 if !quiet {
-                    println!(
-                        "{}\noutput         {}",
+                    emit(&format!(
+                        "{}
+output         {}
+",
                         report.summary,
                         report.out.display()
-                    );
+                    ));
                 }
                 ExitCode::SUCCESS
             })
@@ -120,7 +129,7 @@ fn main() -> ExitCode {
             scenario,
             overrides,
         } => netstep::validate(&scenario, &overrides).map(|text| {
-            println!("{text}");
+            emit(&format!("{text}\n"));
             ExitCode::SUCCESS
         }),
         Command::Compare {
@@ -134,12 +143,13 @@ fn main() -> ExitCode {
             .map_err(CliError::BadInput)
             .map(|results| {
                 if json {
-                    println!(
-                        "{}",
+                    emit(&format!(
+                        "{}
+",
                         serde_json::to_string_pretty(&results).expect("plain data serializes")
-                    );
+                    ));
                 } else {
-                    print!("{}", netstep::compare::render(&results));
+                    emit(&netstep::compare::render(&results));
                 }
                 match max_nw1 {
                     Some(limit) if results.iter().any(|r| r.nw1 > limit) => {
