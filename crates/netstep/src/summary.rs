@@ -66,7 +66,7 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
          flows done     {done}/{total}\n\
          slowdown       p50 {p50}  p99 {p99}\n\
          drops          {drops}\n\
-         simulated      {simulated}\n\
+         simulated      {simulated} (last flow done at {last_done})\n\
          packet-hops    {hops} ({rate:.1} M/s)\n\
          wall time      {wall:.3} s",
         name = scenario.meta.name,
@@ -80,6 +80,7 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
         p99 = fmt(percentile(&slowdowns, 0.99)),
         drops = output.stats.drops,
         simulated = output.stats.last_event,
+        last_done = tables.flows.iter().filter_map(|f| f.end_ns).max().map_or("-".to_string(), |ns| SimTime::from_ns(ns).to_string()),
         hops = output.stats.packet_hops,
         rate = hops_per_sec / 1e6,
     )
