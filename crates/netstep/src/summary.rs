@@ -80,7 +80,12 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
         p99 = fmt(percentile(&slowdowns, 0.99)),
         drops = output.stats.drops,
         simulated = output.stats.last_event,
-        last_done = tables.flows.iter().filter_map(|f| f.end_ns).max().map_or("-".to_string(), |ns| SimTime::from_ns(ns).to_string()),
+        last_done = tables
+            .flows
+            .iter()
+            .filter_map(|f| f.end_ns)
+            .max()
+            .map_or("-".to_string(), |ns| SimTime::from_ns(ns).to_string()),
         hops = output.stats.packet_hops,
         rate = hops_per_sec / 1e6,
     )
