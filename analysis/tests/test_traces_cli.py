@@ -17,21 +17,6 @@ from conftest import REPO, netstep_binary, run_netstep
 from scipy.stats import wasserstein_distance
 
 
-@pytest.fixture(scope="module")
-def traced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("traced") / "run"
-    return run_netstep(
-        REPO / "scenarios" / "quickstart.toml",
-        out,
-        "--set",
-        'traffic.0.duration="2ms"',
-        "--trace",
-        "packet_hops,queue_samples",
-        "--sample-interval",
-        "20us",
-    )
-
-
 def test_trace_schemas_read_back_with_documented_types(traced_run: Path) -> None:
     hops = pl.read_parquet(traced_run / "packet_hops.parquet")
     assert hops.schema["packet_id"] == pl.UInt64
@@ -52,7 +37,7 @@ def test_trace_schemas_read_back_with_documented_types(traced_run: Path) -> None
     assert samples.schema["queue_bytes"] == pl.UInt64
     run = pl.read_parquet(traced_run / "run.parquet").row(0, named=True)
     assert run["trace_tables"] == "packet_hops,queue_samples"
-    assert run["sample_interval_ns"] == 20_000
+    assert run["sample_interval_ns"] == 10_000  # conftest.traced_run samples every 10 us
     assert hops.filter(pl.col("dequeue_ns").is_not_null()).height == run["packet_hops"]
 
 

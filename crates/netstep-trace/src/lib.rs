@@ -13,6 +13,7 @@
 //! Every file carries the schema version and run parameters in its Parquet key-value metadata,
 //! is written to a temporary name and renamed when complete.
 
+mod columns;
 mod tables;
 mod traces;
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::columns::{name_column, optional_u64_column, u32_column, u64_column};
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
 };
@@ -72,19 +73,9 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
     ]));
-    let u32col = |f: fn(&FlowRow) -> u32| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>())
-    };
-    let u64col = |f: fn(&FlowRow) -> u64| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let opt_u64 = |f: fn(&FlowRow) -> Option<u64>| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_option(f(r)));
-        Arc::new(b.finish())
-    };
+    let u32col = |f: fn(&FlowRow) -> u32| u32_column(rows, f);
+    let u64col = |f: fn(&FlowRow) -> u64| u64_column(rows, f);
+    let opt_u64 = |f: fn(&FlowRow) -> Option<u64>| optional_u64_column(rows, f);
     let mut transport = StringDictionaryBuilder::<Int8Type>::new();
     rows.iter()
         .for_each(|r| transport.append_value(r.transport));
@@ -174,24 +165,10 @@ pub fn links_schema() -> Arc<Schema> {
 
 /// Builds one `links` batch.
 pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
-    let u32col = |f: fn(&LinkRow) -> u32| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<arrow_array::UInt32Array>())
-    };
-    let u64col = |f: fn(&LinkRow) -> u64| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let opt_u64 = |f: fn(&LinkRow) -> Option<u64>| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_option(f(r)));
-        Arc::new(b.finish())
-    };
-    let kind = |f: fn(&LinkRow) -> &'static str| -> ArrayRef {
-        let mut b = StringDictionaryBuilder::<Int8Type>::new();
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
+    let u32col = |f: fn(&LinkRow) -> u32| u32_column(rows, f);
+    let u64col = |f: fn(&LinkRow) -> u64| u64_column(rows, f);
+    let opt_u64 = |f: fn(&LinkRow) -> Option<u64>| optional_u64_column(rows, f);
+    let kind = |f: fn(&LinkRow) -> &'static str| name_column(rows, f);
     RecordBatch::try_new(
         links_schema(),
         vec![

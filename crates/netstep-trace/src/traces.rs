@@ -12,15 +12,14 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use arrow_array::builder::Int8Builder;
-use arrow_array::builder::{
-    BooleanBuilder, UInt8Builder, UInt16Builder, UInt32Builder, UInt64Builder,
-};
+use arrow_array::builder::{BooleanBuilder, UInt8Builder, UInt16Builder};
 use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, StringArray};
+use arrow_array::{DictionaryArray, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use netstep_core::engine::trace::{DropReason, HopRecord, QueueSample, TraceSink};
 use netstep_core::packet::PacketKind;
 
+use crate::columns::{optional_u64_column, u32_column, u64_column};
 use crate::{Layout, TableWriter, TraceError};
 
 /// Rows per Parquet batch (and per channel message).
@@ -62,21 +61,9 @@ pub fn packet_hops_schema() -> Arc<Schema> {
 /// Builds a `packet_hops` batch.
 pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> {
     let n = rows.len();
-    let u64col = |f: &dyn Fn(&HopRecord) -> u64| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let opt_u64 = |f: &dyn Fn(&HopRecord) -> Option<u64>| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_option(f(r)));
-        Arc::new(b.finish())
-    };
-    let u32col = |f: &dyn Fn(&HopRecord) -> u32| -> ArrayRef {
-        let mut b = UInt32Builder::with_capacity(n);
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
+    let u64col = |f: &dyn Fn(&HopRecord) -> u64| u64_column(rows, f);
+    let opt_u64 = |f: &dyn Fn(&HopRecord) -> Option<u64>| optional_u64_column(rows, f);
+    let u32col = |f: &dyn Fn(&HopRecord) -> u32| u32_column(rows, f);
     let mut hop = UInt16Builder::with_capacity(n);
     // Enum columns are built from their keys against fixed dictionaries (no string hashing).
     let mut kind = Int8Builder::with_capacity(n);
@@ -145,16 +132,8 @@ pub fn queue_samples_schema() -> Arc<Schema> {
 
 /// Builds a `queue_samples` batch.
 pub fn queue_samples_batch(rows: &[QueueSample]) -> Result<RecordBatch, ArrowError> {
-    let u64col = |f: &dyn Fn(&QueueSample) -> u64| -> ArrayRef {
-        let mut b = UInt64Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
-    let u32col = |f: &dyn Fn(&QueueSample) -> u32| -> ArrayRef {
-        let mut b = UInt32Builder::with_capacity(rows.len());
-        rows.iter().for_each(|r| b.append_value(f(r)));
-        Arc::new(b.finish())
-    };
+    let u64col = |f: &dyn Fn(&QueueSample) -> u64| u64_column(rows, f);
+    let u32col = |f: &dyn Fn(&QueueSample) -> u32| u32_column(rows, f);
     RecordBatch::try_new(
         queue_samples_schema(),
         vec![

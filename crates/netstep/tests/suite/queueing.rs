@@ -33,18 +33,7 @@ fn measured_sojourn(file: &str) -> (f64, f64, usize) {
         expected,
         "every packet is delivered (unbounded buffer)"
     );
-    let warmup = samples.len() / 50;
-    let data = &samples[warmup..];
-    let batches = 40;
-    let per_batch = data.len() / batches;
-    let means: Vec<f64> = (0..batches)
-        .map(|b| data[b * per_batch..(b + 1) * per_batch].iter().sum::<f64>() / per_batch as f64)
-        .collect();
-    let grand = means.iter().sum::<f64>() / batches as f64;
-    let var = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (batches - 1) as f64;
-    // Student t, 39 degrees of freedom, two-sided 99.9 %.
-    let half_width = 3.558 * (var / batches as f64).sqrt();
-    (grand, half_width, data.len())
+    batch_means_ci(&samples)
 }
 
 fn check(file: &str, theory_us: f64) {

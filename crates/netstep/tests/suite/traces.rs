@@ -186,15 +186,7 @@ fn mm1_sojourn_from_packet_hops_matches_theory() {
         .map(|h| (h.depart_ps.unwrap() - h.arrive_ps) as f64 / 1e6)
         .collect();
     assert_eq!(sojourn.len(), 200_000);
-    let data = &sojourn[sojourn.len() / 50..];
-    let batches = 40;
-    let per = data.len() / batches;
-    let means: Vec<f64> = (0..batches)
-        .map(|b| data[b * per..(b + 1) * per].iter().sum::<f64>() / per as f64)
-        .collect();
-    let mean = means.iter().sum::<f64>() / batches as f64;
-    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
-    let half_width = 3.558 * (var / batches as f64).sqrt();
+    let (mean, half_width, _) = batch_means_ci(&sojourn);
     let theory = 8.0 / (1.0 - 0.8);
     assert!(
         (mean - theory).abs() <= half_width,
