@@ -242,6 +242,23 @@ fn non_monotone_cdf_file() {
     );
 }
 
+/// Runs the good scenario (written into `dir`) with `--out out`, expects exit code 2 and
+/// returns stderr.
+fn run_good_into(dir: &Path, out: &Path) -> String {
+    let scenario = dir.join("scenario.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "--quiet"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
 #[test]
 fn output_folder_not_writable() {
     // A regular file where the output folder's parent should be cannot be written into,
@@ -250,17 +267,7 @@ fn output_folder_not_writable() {
     let blocker = dir.path().join("blocker");
     std::fs::write(&blocker, "x").unwrap();
     let out = blocker.join("run");
-    let scenario = dir.path().join("scenario.toml");
-    std::fs::write(&scenario, GOOD).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
-        .args(["run", "--quiet"])
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = run_good_into(dir.path(), &out);
     assert!(
         stderr.contains("--out") && stderr.contains("cannot create"),
         "{stderr}"
@@ -274,17 +281,7 @@ fn output_folder_that_is_not_a_run_is_refused() {
     let out = dir.path().join("precious");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("notes.txt"), "keep me").unwrap();
-    let scenario = dir.path().join("scenario.toml");
-    std::fs::write(&scenario, GOOD).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
-        .args(["run", "--quiet"])
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = run_good_into(dir.path(), &out);
     assert!(stderr.contains("not a netstep run"), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(out.join("notes.txt")).unwrap(),
