@@ -16,18 +16,7 @@ use netstep_core::topology::{FatTree, LinkClass, fat_tree};
 use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
 fn packet(n: u32) -> Packet {
-    Packet {
-        flow: n % 64,
-        number: n,
-        seq: n,
-        dst: 0,
-        sent_ps: 0,
-        size_bytes: 1500,
-        kind: PacketKind::Data,
-        hop: 0,
-        ecn: 0,
-        explicit_path: false,
-    }
+    Packet::new(PacketKind::Data, n % 64, n, n, 0, 1500)
 }
 
 fn queue(c: &mut Criterion) {
@@ -96,6 +85,7 @@ fn window_step(c: &mut Criterion) {
     )
     .unwrap()
     .run(|_| {})
+        .expect("run")
     .stats
     .packet_hops;
     group.throughput(Throughput::Elements(hops));
@@ -114,7 +104,7 @@ fn window_step(c: &mut Criterion) {
                         },
                     )
                     .unwrap();
-                    black_box(engine.run(|_| {}).stats.packet_hops)
+                    black_box(engine.run(|_| {}).expect("run").stats.packet_hops)
                 })
             },
         );

@@ -107,29 +107,79 @@ pub fn flow_route(
     Some(hops)
 }
 
-/// Flow completion time on an otherwise empty network: the first packet's store-and-forward
-/// latency over the path, plus every further packet's serialization at the path's bottleneck
-/// (open loop: or its sending interval, if slower).
-pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> {
+/// Flow completion time on an otherwise empty network, exactly: every data packet goes through
+/// the store-and-forward pipeline of the flow's path (each egress port serializes one packet
+/// at a time, in order; a packet starts on a port once its last bit has arrived and the port
+/// is free), and the flow completes when the last bit of its last packet reaches the receiver.
+///
+/// What is counted: the wire size of every data packet (headers included: every packet must
+/// carry them), serialization at every hop at that hop's rate, and propagation. What is not:
+/// the ACKs (the FCT ends when the receiver has every byte), and any congestion window. A TCP
+/// flow's packets are all available at its start; an open-loop flow's packets leave when its
+/// source emits them (the same keyed random stream as in the run, so exponential gaps and
+/// sizes are replayed exactly). Hence `fct >= ideal_fct` for every completed flow, with
+/// equality for a lone open-loop flow.
+pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Option<SimTime> {
     let spec = &flows.flows[flow as usize];
-    let hops = flow_route(net, flows, flow, false)?;
-    let packets = spec.transport.packet_sizes(spec.size);
-    let first = packets.first().copied().unwrap_or(Bytes(0));
-    let mut latency = SimTime::ZERO;
-    let mut bottleneck = u64::MAX;
-    for &(node, local) in &hops {
-        let class = net.class_of(net.port_id(node, local));
-        latency = latency + class.delay + class.rate.serialization(first);
-        bottleneck = bottleneck.min(class.rate.0);
+    let hops: Vec<(u32, SimTime)> = flow_route(net, flows, flow, false)?
+        .into_iter()
+        .map(|(node, local)| {
+            let port = net.port_id(node, local);
+            (port, net.class_of(port).delay)
+        })
+        .collect();
+    let mut free = vec![SimTime::ZERO; hops.len()];
+    let mut arrival = SimTime::ZERO;
+    let mut send = |release: SimTime, size: u32| {
+        let mut t = release;
+        for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
+            let done = t.max(*free) + net.serialization(port, size);
+            *free = done;
+            t = done + delay;
+        }
+        arrival = arrival.max(t);
+    };
+    for_each_release(&spec.transport, spec.size, flow, seed, &mut send);
+    Some(arrival)
+}
+
+/// Calls `send(release, wire size)` for every data packet a flow's source emits, relative to
+/// the flow's start, ignoring any congestion window.
+fn for_each_release(
+    transport: &TransportSpec,
+    size: Bytes,
+    flow: u32,
+    seed: u64,
+    send: &mut impl FnMut(SimTime, u32),
+) {
+    match transport {
+        TransportSpec::OpenLoop(spec) => {
+            use crate::transport::{FlowEnds, OpenLoopSender, TransportOut};
+            let ends = FlowEnds {
+                flow,
+                src: 0,
+                dst: 0,
+                size,
+                seed,
+            };
+            let mut out = TransportOut::default();
+            let mut sender = OpenLoopSender::start(spec, ends, SimTime::ZERO, &mut out);
+            loop {
+                for packet in out.packets.drain(..) {
+                    send(SimTime(packet.sent_ps), packet.size_bytes);
+                }
+                let Some((at, token)) = out.timers.pop() else {
+                    break;
+                };
+                sender.on_timer(spec, token, at, &mut out);
+            }
+        }
+        _ => {
+            for wire in transport.packet_sizes(size) {
+                send(SimTime::ZERO, wire.0 as u32);
+            }
+        }
     }
-    let bottleneck = crate::units::BitsPerSec(bottleneck);
-    let spacing = spec.transport.min_spacing();
-    let rest: u64 = packets
-        .iter()
-        .skip(1)
-        .map(|&size| bottleneck.serialization(size).0.max(spacing.0))
-        .sum();
-    Some(latency + SimTime(rest))
 }
 
 /// Round-trip time of a flow with empty queues: its largest data packet out along the data

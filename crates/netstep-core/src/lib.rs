@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod flow;
 pub mod network;
+pub mod nic;
 pub mod packet;
 pub mod queue;
 pub mod rng;

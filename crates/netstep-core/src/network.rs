@@ -1,7 +1,7 @@
 //! The compiled network: dense, read-only port tables (struct of arrays) and routing. Built
 //! once from a [`TopologySpec`]; shared by every logical process during the run.
 //!
-//! Memory: per egress port 6 bytes here (peer node + link class) and nothing else until the
+//! Memory: per egress port 8 bytes here (peer node + peer's local port + link class) and nothing else until the
 //! port first carries a packet (its dynamic state lives in the owning LP, allocated lazily).
 
 use std::collections::VecDeque;
@@ -46,6 +46,14 @@ pub enum NetworkError {
         /// The limit.
         max: u64,
     },
+    /// A node with more ports than a packet's `ingress` field can name.
+    #[error("node {node:?} has {ports} links; a node may have at most {max} (MAX_PORTS_PER_NODE)", max = MAX_PORTS_PER_NODE)]
+    TooManyPorts {
+        /// Node name.
+        node: String,
+        /// Its link count.
+        ports: usize,
+    },
     /// A link class with a zero rate.
     #[error("link class {class} has rate 0; rates must be positive")]
     ZeroRate {
@@ -53,6 +61,10 @@ pub enum NetworkError {
         class: usize,
     },
 }
+
+/// The most ports one node may have (a packet's `ingress` is a 16-bit local port index, with
+/// `u16::MAX` meaning "at its source").
+pub const MAX_PORTS_PER_NODE: u32 = u16::MAX as u32 - 1;
 
 /// Routing state: arithmetic for FatTrees, distance tables for everything else.
 #[derive(Clone, Debug)]
@@ -85,6 +97,9 @@ pub struct Network {
     pub port_offset: Vec<u32>,
     /// Node at the far end of each egress port.
     pub port_peer: Vec<u32>,
+    /// Local index, at the far end, of the port that the packets of each egress port enter
+    /// (the receiving node's port on the same link): a packet's `ingress` there.
+    pub port_peer_local: Vec<u16>,
     /// Link class of each egress port.
     pub port_class: Vec<u16>,
     /// Link classes.
@@ -132,6 +147,12 @@ impl Network {
             degree[link.b as usize] += 1;
         }
         for (n, node) in spec.nodes.iter().enumerate() {
+            if degree[n] > MAX_PORTS_PER_NODE {
+                return Err(NetworkError::TooManyPorts {
+                    node: node.name.clone(),
+                    ports: degree[n] as usize,
+                });
+            }
             if node.kind == NodeKind::Host && degree[n] != 1 {
                 return Err(NetworkError::HostDegree {
                     host: node.name.clone(),
@@ -149,12 +170,16 @@ impl Network {
         let mut fill = port_offset.clone();
         let mut port_peer = vec![0u32; total as usize];
         let mut port_class = vec![0u16; total as usize];
+        let mut port_peer_local = vec![0u16; total as usize];
         for link in &spec.links {
-            for (from, to) in [(link.a, link.b), (link.b, link.a)] {
-                let p = fill[from as usize] as usize;
-                fill[from as usize] += 1;
-                port_peer[p] = to;
-                port_class[p] = link.class;
+            let pa = fill[link.a as usize];
+            let pb = fill[link.b as usize];
+            fill[link.a as usize] += 1;
+            fill[link.b as usize] += 1;
+            for (p, to, far) in [(pa, link.b, pb), (pb, link.a, pa)] {
+                port_peer[p as usize] = to;
+                port_class[p as usize] = link.class;
+                port_peer_local[p as usize] = (far - port_offset[to as usize]) as u16;
             }
         }
         let node_kind: Vec<NodeKind> = spec.nodes.iter().map(|n| n.kind).collect();
@@ -162,6 +187,7 @@ impl Network {
             node_kind,
             port_offset,
             port_peer,
+            port_peer_local,
             port_class,
             classes: spec.classes.clone(),
             routing: Routing::FatTree(FatTreeRouter::new(FatTree {

@@ -12,6 +12,36 @@ pub const STREAM_TRAFFIC: u64 = 2;
 /// Stream kind of random link loss (entity = global port id).
 pub const STREAM_LOSS: u64 = 3;
 
+/// Stream kind of queue disciplines' draws (RED, spraying; entity = global port id).
+pub const STREAM_QUEUE: u64 = 4;
+
+/// A keyed stream created on first use: elements that may draw (a lossy link, a random
+/// queue discipline) hold only the empty slot until they do.
+pub struct LazyStream<'a> {
+    slot: &'a mut Option<Box<Pcg64Mcg>>,
+    seed: u64,
+    kind: u64,
+    entity: u64,
+}
+
+impl<'a> LazyStream<'a> {
+    /// The stream (`kind`, `entity`) under `seed`, kept in `slot`.
+    pub fn new(slot: &'a mut Option<Box<Pcg64Mcg>>, seed: u64, kind: u64, entity: u64) -> Self {
+        LazyStream {
+            slot,
+            seed,
+            kind,
+            entity,
+        }
+    }
+    /// The generator, created on the first call.
+    pub fn get(&mut self) -> &mut Pcg64Mcg {
+        let (seed, kind, entity) = (self.seed, self.kind, self.entity);
+        self.slot
+            .get_or_insert_with(|| Box::new(stream(seed, kind, entity)))
+    }
+}
+
 /// The seed of stream (`kind`, `entity`) under simulation seed `seed` (splitmix64 mixing).
 pub fn stream_seed(seed: u64, kind: u64, entity: u64) -> u64 {
     let mut z = seed;

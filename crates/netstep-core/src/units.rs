@@ -64,17 +64,22 @@ impl SimTime {
     }
 }
 
+/// Saturating: a time past the end of representable time is [`SimTime::MAX`] ("never"), not a
+/// wrapped small value; the engine reports events beyond its limit as an error.
 impl Add for SimTime {
     type Output = SimTime;
+    #[inline]
     fn add(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 + rhs.0)
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 
+/// Saturating at zero.
 impl Sub for SimTime {
     type Output = SimTime;
+    #[inline]
     fn sub(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 - rhs.0)
+        SimTime(self.0.saturating_sub(rhs.0))
     }
 }
 
@@ -156,6 +161,24 @@ pub enum BufferSize {
     Bytes(Bytes),
     /// At most this many packets waiting.
     Packets(u32),
+}
+
+impl BufferSize {
+    /// True when a packet of `size` bytes fits next to `packets` packets of `bytes` bytes.
+    #[inline]
+    pub fn fits(self, packets: usize, bytes: u64, size: u64) -> bool {
+        match self {
+            BufferSize::Packets(n) => packets < n as usize,
+            BufferSize::Bytes(b) => bytes.saturating_add(size) <= b.0,
+        }
+    }
+    /// The limit in bytes (`u64::MAX` for a packet limit).
+    pub fn bytes_or_max(self) -> u64 {
+        match self {
+            BufferSize::Bytes(b) => b.0,
+            BufferSize::Packets(_) => u64::MAX,
+        }
+    }
 }
 
 impl fmt::Display for BufferSize {

@@ -164,6 +164,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             seed: seed.0,
             record_deliveries: false,
             trace: Default::default(),
+            nic: Default::default(),
         }
     });
     setup.model = Some(model);
@@ -245,7 +246,7 @@ mod tests {
         let model = build_model(&mut world).unwrap();
         assert_eq!(model.net.n_nodes(), 4);
         assert_eq!(model.flows.len(), 1);
-        let output = crate::engine::reference::run(&model, None);
+        let output = crate::engine::reference::run(&model, None).expect("no overflow");
         record_run(&mut world, output);
         let results: Vec<FlowResult> = world.query::<&FlowResult>().iter(&world).cloned().collect();
         assert_eq!(results.len(), 1);

@@ -18,6 +18,9 @@ pub struct ScenarioFile {
     /// Route selection. Default: ECMP by flow hash.
     #[serde(default)]
     pub routing: RoutingConfig,
+    /// Host NICs (every host). Default: 1 MB buffer, 2 packets per flow, round robin.
+    #[serde(default)]
+    pub nic: NicFileConfig,
     /// Default transport of every traffic block that does not set its own.
     /// Default: `tcp_newreno` with its defaults.
     pub transport: Option<TransportConfig>,
@@ -48,6 +51,33 @@ pub struct TraceTablesConfig {
     pub until: Option<String>,
     /// Record 1 packet in N, by a hash of the packet id (deterministic). Default 1.
     pub sample_one_in: Option<u32>,
+}
+
+/// `[nic]`: the host NIC between a host's transports and its link (its rate is the link's).
+/// Packets a host's own transports send are never dropped at the NIC: they wait in their
+/// socket until the NIC admits them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicFileConfig {
+    /// Bytes or packets that may wait in the NIC's egress queue. Default `"1MB"`.
+    /// Example: `buffer = "64KB"`.
+    pub buffer: Option<String>,
+    /// Bytes or packets one flow (each direction separately) may have waiting in the NIC's
+    /// egress queue, like Linux TCP Small Queues. Default `"2pkts"`. Example: `per_flow = "64KB"`.
+    pub per_flow: Option<String>,
+    /// `"round_robin"` (default: one packet per flow with data in turn) or `"fifo"` (in the
+    /// order the transports produced them; `per_flow` does not apply).
+    pub scheduler: Option<NicSchedulerConfig>,
+}
+
+/// NIC socket scheduler.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NicSchedulerConfig {
+    /// One packet per flow with data in turn.
+    RoundRobin,
+    /// In the order the transports produced them.
+    Fifo,
 }
 
 /// `[simulation]`: run control.

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use bevy_ecs::world::World;
 use netstep_core::engine::{EngineConfig, Model, WindowMode};
-use netstep_core::units::{SimTime, parse_duration};
+use netstep_core::units::{BufferSize, Bytes, SimTime, parse_buffer, parse_duration};
 use netstep_core::world;
 
 use config::{ScenarioFile, TransportConfig};
@@ -132,6 +132,35 @@ pub fn load_str(
     build(parsed, &effective, file, default_name, base_dir).map_err(locate)
 }
 
+fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfig, Invalid> {
+    let path = FieldPath::of(&["nic"]);
+    let defaults = netstep_core::nic::NicConfig::default();
+    let buffer = |value: &Option<String>, field: &str, default: BufferSize| match value {
+        None => Ok(default),
+        Some(v) => {
+            let b = parse_buffer(v).map_err(|e| Invalid::unit(path.key(field), e))?;
+            if matches!(b, BufferSize::Packets(0) | BufferSize::Bytes(Bytes(0))) {
+                return Err(Invalid::new(
+                    path.key(field),
+                    format!("must be positive, got {v:?} (a NIC that holds nothing never sends)"),
+                ));
+            }
+            Ok(b)
+        }
+    };
+    Ok(netstep_core::nic::NicConfig {
+        buffer: buffer(&nic.buffer, "buffer", defaults.buffer)?,
+        per_flow: buffer(&nic.per_flow, "per_flow", defaults.per_flow)?,
+        scheduler: match nic.scheduler {
+            None => defaults.scheduler,
+            Some(config::NicSchedulerConfig::RoundRobin) => {
+                netstep_core::nic::NicScheduler::RoundRobin
+            }
+            Some(config::NicSchedulerConfig::Fifo) => netstep_core::nic::NicScheduler::Fifo,
+        },
+    })
+}
+
 fn build(
     parsed: ScenarioFile,
     effective: &str,
@@ -228,6 +257,7 @@ fn build(
     let mut model = world::build_model(&mut world)
         .map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
     model.trace = trace;
+    model.nic = nic_config(&parsed.nic)?;
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];

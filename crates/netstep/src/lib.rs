@@ -153,7 +153,9 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         output
     } else {
         engine.run(progress)
-    };
+    }
+    .context("simulating")
+    .map_err(CliError::Internal)?;
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);

@@ -114,7 +114,7 @@ impl Tables {
             .iter(&scenario.world)
             .map(|(flow, result)| {
                 let r = &result.0;
-                let ideal = ideal_fct(&model.net, &model.flows, flow.id)
+                let ideal = ideal_fct(&model.net, &model.flows, flow.id, model.seed)
                     .expect("validated: every flow has a route");
                 let fct = r.end.map(|end| end - flow.spec.start);
                 FlowRow {

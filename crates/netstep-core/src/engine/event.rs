@@ -1,12 +1,22 @@
-//! Events and their total order. Every event carries a key `(time, phase, origin LP, origin
-//! sequence)`; keys are unique, so the order never depends on insertion or thread order.
+//! Events and their total order.
+//!
+//! Every event carries a key `(time, phase, created, tie)`; keys are unique, so the order
+//! never depends on insertion or thread order. The tie rule for simultaneous events at one LP:
+//!
+//! 1. `phase`: a transmitter that frees at `t` takes its next packet before packets arriving
+//!    at `t` are admitted; timers run after arrivals; flow starts last.
+//! 2. `created`: among events of one phase, the one created earlier runs first (the FIFO rule
+//!    of ns-3, OMNeT++ and SimPy: a packet whose transmission started earlier arrives first).
+//! 3. `tie`: a stable key that does not depend on node numbering: for arrivals a bijective
+//!    hash of the packet id ([`arrival_tie`]), for an LP's own events its creation counter,
+//!    for flow starts the flow id.
 
 use std::cmp::Ordering;
 
 use crate::packet::Packet;
 use crate::units::SimTime;
 
-/// Order among simultaneous events at one LP.
+/// Order among simultaneous events at one LP (4 bits in the key: room for 16 phases).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Phase {
@@ -20,37 +30,61 @@ pub enum Phase {
     FlowStart = 3,
 }
 
-/// Bits of [`EventKey::order`] holding the origin LP (up to 67 M logical processes).
-pub const ORIGIN_BITS: u32 = 26;
-/// Bits of [`EventKey::order`] holding the origin's sequence number (68 G events per LP).
-pub const SEQ_BITS: u32 = 36;
-/// The largest number of logical processes the key can tell apart.
-pub const MAX_LPS: u64 = 1 << ORIGIN_BITS;
+/// Bits of [`EventKey::order`] holding the creation time.
+pub const CREATED_BITS: u32 = 60;
+/// The latest time an event may be scheduled at: `2^60 - 1` ps (about 13.3 days). An event
+/// beyond it ends the run with [`crate::engine::window::EngineError::TimeOverflow`].
+pub const MAX_EVENT_TIME: SimTime = SimTime((1 << CREATED_BITS) - 1);
+/// The largest number of logical processes (nodes) the engine supports.
+pub const MAX_LPS: u64 = 1 << 26;
 
-/// The total-order key of an event: `(time, phase, origin LP, origin sequence)`, packed into
-/// two words so comparisons are two integer compares.
+/// The total-order key of an event: `(time, phase, created, tie)` in three words, compared
+/// lexicographically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EventKey {
     /// When.
     pub time: SimTime,
-    /// `phase (2 bits) | origin LP (26 bits) | origin sequence (36 bits)`. Flow starts use
-    /// the flow id as sequence; their phase keeps them apart from other events.
+    /// `phase (4 bits) | created (60 bits, ps)`.
     pub order: u64,
+    /// Unique among events of equal `(time, order)` at one LP (see the module docs).
+    pub tie: u64,
 }
 
 impl EventKey {
-    /// Packs a key.
+    /// Packs a key. `time` and `created` must not exceed [`MAX_EVENT_TIME`] (callers check;
+    /// larger values are clamped here so a bad key can never alias another phase).
     #[inline]
-    pub const fn new(time: SimTime, phase: Phase, origin: u32, seq: u64) -> EventKey {
-        let order = ((phase as u64) << (ORIGIN_BITS + SEQ_BITS))
-            | ((origin as u64) << SEQ_BITS)
-            | (seq & ((1 << SEQ_BITS) - 1));
-        EventKey { time, order }
+    pub const fn new(time: SimTime, phase: Phase, created: SimTime, tie: u64) -> EventKey {
+        let created = if created.0 > MAX_EVENT_TIME.0 {
+            MAX_EVENT_TIME.0
+        } else {
+            created.0
+        };
+        EventKey {
+            time,
+            order: ((phase as u64) << CREATED_BITS) | created,
+            tie,
+        }
     }
-    /// The LP that created the event.
-    pub const fn origin(&self) -> u32 {
-        ((self.order >> SEQ_BITS) & ((1 << ORIGIN_BITS) - 1)) as u32
+    /// The phase.
+    pub const fn phase(&self) -> u8 {
+        (self.order >> CREATED_BITS) as u8
     }
+    /// When the event was created.
+    pub const fn created(&self) -> SimTime {
+        SimTime(self.order & MAX_EVENT_TIME.0)
+    }
+}
+
+/// The tie key of a packet's arrival: a bijective mix (the SplitMix64 finalizer) of its id,
+/// so distinct packets never tie and the order among them does not follow node or flow
+/// numbering.
+#[inline]
+pub const fn arrival_tie(packet: &Packet) -> u64 {
+    let mut z = packet.id();
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// What happens.
@@ -69,12 +103,23 @@ pub enum EventKind {
         flow: u32,
         /// Token the transport gave when setting it.
         token: u32,
+        /// Which end of the flow set it.
+        side: TimerSide,
     },
     /// `flow` starts.
     FlowStart {
         /// Flow id.
         flow: u32,
     },
+}
+
+/// Which end of a flow a timer belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerSide {
+    /// The sender (retransmission, pacing, open-loop gaps).
+    Sender,
+    /// The receiver (delayed ACK).
+    Receiver,
 }
 
 /// An event: key and payload. Ordered *reversed* by key so `BinaryHeap<Event>` pops the

@@ -18,10 +18,26 @@ use std::collections::BTreeMap;
 
 use crate::flow::{FlowOutcome, FlowTable};
 use crate::network::{Network, ecmp_hash};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::Packet;
 use crate::units::{Bytes, SimTime};
 use event::{Event, EventKey, EventKind, Phase};
 use node::{Delivery, NodeCounters, NodeState, PortState};
+
+/// Why a run could not complete.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// An event would happen after the latest representable time.
+    #[error(
+        "node {node} scheduled an event at {at_ps} ps, past the latest representable time ({max} ps, about 13 days); shorten the scenario's times (flow starts, timers, link delays)",
+        max = event::MAX_EVENT_TIME.0
+    )]
+    TimeOverflow {
+        /// The node that scheduled it.
+        node: u32,
+        /// The time it asked for, ps (saturated at `u64::MAX`).
+        at_ps: u64,
+    },
+}
 
 /// Everything read-only during a run.
 #[derive(Clone, Debug)]
@@ -36,14 +52,16 @@ pub struct Model {
     pub record_deliveries: bool,
     /// Packet and queue tracing.
     pub trace: trace::TraceConfig,
+    /// NIC settings of every host.
+    pub nic: crate::nic::NicConfig,
 }
 
 impl Model {
     /// The egress port (local index) a packet takes at `node`.
     #[inline]
     pub fn egress_port(&self, node: u32, packet: &Packet) -> Option<u32> {
-        let reverse = packet.kind == PacketKind::Ack;
-        if packet.explicit_path {
+        let reverse = packet.kind.is_feedback();
+        if packet.explicit_path() {
             let path = self.flows.flows[packet.flow as usize].path.as_ref()?;
             let hops = if reverse {
                 &path.reverse
@@ -75,7 +93,7 @@ impl Model {
     /// The initial events: one `FlowStart` per flow, at its source host.
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
         self.flows.flows.iter().enumerate().map(|(i, f)| {
-            let key = EventKey::new(f.start, Phase::FlowStart, f.src, i as u64);
+            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO, i as u64);
             (
                 f.src,
                 Event {
@@ -121,7 +139,7 @@ pub struct RunStats {
     pub misrouted: u64,
     /// Windows executed (the reference engine reports 0).
     pub windows: u64,
-    /// Time of the last event handled.
+    /// Time of the last useful event handled (stale or cancelled timers do not count).
     pub last_event: SimTime,
     /// Window width used (the lookahead in exact mode).
     pub window: SimTime,
@@ -195,7 +213,7 @@ pub(crate) fn collect_output<'a>(
             flows[flow as usize].packets_dropped += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
-            if port.tx_packets > 0 || port.backlog.is_some() {
+            if port.is_used() {
                 let id = model.net.port_id(state.node, local as u32);
                 ports.insert(id, port_outcome(id, port));
             }
@@ -238,18 +256,27 @@ pub(crate) fn collect_output<'a>(
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
-    let mut outcome = PortOutcome {
+    PortOutcome {
         port,
         tx_packets: state.tx_packets,
         tx_bytes: state.tx_bytes,
-        ..PortOutcome::default()
-    };
-    if let Some(b) = &state.backlog {
-        outcome.drops = b.drops;
-        outcome.max_queue_packets = b.max_queue_packets;
-        outcome.max_queue_bytes = b.max_queue_bytes;
-        outcome.queued_at_end = b.queue.len() as u64;
-        outcome.lost = b.lost;
+        drops: state.drops,
+        max_queue_packets: state.max_queue_packets,
+        max_queue_bytes: state.max_queue_bytes,
+        queued_at_end: state.queue.len() as u64,
+        lost: state.lost,
     }
-    outcome
+}
+
+/// The first time overflow any LP reported (lowest node first), as an error.
+pub(crate) fn overflow_error<'a>(
+    states: impl Iterator<Item = &'a NodeState>,
+) -> Result<(), RunError> {
+    match states
+        .filter_map(|s| s.overflow.map(|at| (s.node, at)))
+        .min()
+    {
+        Some((node, at)) => Err(RunError::TimeOverflow { node, at_ps: at.0 }),
+        None => Ok(()),
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 
 use super::event::{Event, EventSink};
 use super::node::NodeState;
-use super::{Model, RunOutput, RunStats, collect_output};
+use super::{Model, RunError, RunOutput, RunStats, collect_output, overflow_error};
 use crate::units::SimTime;
 
 /// Heap entry: the event and the LP it is for (ordered by the event alone; keys are unique).
@@ -39,7 +39,7 @@ impl EventSink for GlobalSink<'_> {
 }
 
 /// Runs `model` sequentially until no event is left or `end` is reached.
-pub fn run(model: &Model, end: Option<SimTime>) -> RunOutput {
+pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
     let mut states: Vec<Option<NodeState>> = vec![None; model.net.n_nodes()];
     let mut heap: BinaryHeap<Entry> = model
         .initial_events()
@@ -50,7 +50,6 @@ pub fn run(model: &Model, end: Option<SimTime>) -> RunOutput {
         if end.is_some_and(|e| event.key.time >= e) {
             break;
         }
-        last = event.key.time;
         let state = states[node as usize]
             .get_or_insert_with(|| NodeState::new(node, model.net.degree(node)));
         state.handle(
@@ -61,11 +60,16 @@ pub fn run(model: &Model, end: Option<SimTime>) -> RunOutput {
                 current: node,
             },
         );
+        last = last.max(state.last_useful);
+        if state.overflow.is_some() {
+            break;
+        }
     }
+    overflow_error(states.iter().flatten())?;
     let stats = RunStats {
         last_event: last,
         window: SimTime::ZERO,
         ..RunStats::default()
     };
-    collect_output(model, states.iter().flatten(), stats)
+    Ok(collect_output(model, states.iter().flatten(), stats))
 }

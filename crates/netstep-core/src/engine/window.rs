@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::event::{Event, EventSink};
 use super::node::NodeState;
 use super::trace::{HopRecord, NoTrace, QueueSample, TraceSink};
-use super::{EngineConfig, Model, RunOutput, RunStats, WindowMode, collect_output};
+use super::{EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error};
 use crate::units::SimTime;
 
 /// A cross-LP message: destination node and event.
@@ -70,21 +70,19 @@ impl Lp {
         self.heap.peek().map_or(SimTime::MAX, |e| e.key.time)
     }
 
-    /// Handles every event before `bound`; returns the time of the last one handled.
+    /// Handles every event before `bound`.
     fn run_window(
         &mut self,
         bound: SimTime,
         model: &Model,
         buckets: &mut [Vec<Message>],
         min_out: &mut SimTime,
-    ) -> SimTime {
-        let mut last = SimTime::ZERO;
+    ) {
         while let Some(top) = self.heap.peek() {
             if top.key.time >= bound {
                 break;
             }
             let event = self.heap.pop().expect("peeked");
-            last = event.key.time;
             let mut sink = LpSink {
                 heap: &mut self.heap,
                 buckets: &mut *buckets,
@@ -92,7 +90,6 @@ impl Lp {
             };
             self.state.handle(event, model, &mut sink);
         }
-        last
     }
 }
 
@@ -111,8 +108,10 @@ struct Chunk {
     min_out: SimTime,
     /// Outgoing messages, one bucket per destination chunk.
     buckets: Vec<Vec<Message>>,
-    /// Time of the last event this chunk handled.
+    /// Time of the last useful event this chunk handled.
     last_event: SimTime,
+    /// Some LP of this chunk tried to schedule an event past the latest representable time.
+    overflow: bool,
     /// Slots whose LP has been allocated, in allocation order (queue sampling visits these).
     allocated: Vec<u32>,
     /// Hop records produced in the current window.
@@ -129,6 +128,7 @@ impl Chunk {
             min_out: SimTime::MAX,
             buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
             last_event: SimTime::ZERO,
+            overflow: false,
             allocated: Vec::new(),
             hop_records: Vec::new(),
         }
@@ -149,6 +149,7 @@ impl Chunk {
             last_event,
             hop_records,
             min_out,
+            overflow,
             ..
         } = self;
         active.retain(|&local| {
@@ -158,7 +159,9 @@ impl Chunk {
                 return true;
             }
             let lp = slots[local].as_mut().expect("active LP exists");
-            *last_event = (*last_event).max(lp.run_window(bound, model, buckets, min_out));
+            lp.run_window(bound, model, buckets, min_out);
+            *last_event = (*last_event).max(lp.state.last_useful);
+            *overflow |= lp.state.overflow.is_some();
             hop_records.append(&mut lp.state.hop_records);
             next[local] = lp.next_time();
             min_next = min_next.min(next[local]);
@@ -306,7 +309,7 @@ impl<'m> WindowEngine<'m> {
     }
 
     /// Runs to the end; `progress` is called after each window with the window's start time.
-    pub fn run(self, progress: impl FnMut(SimTime) + Send) -> RunOutput {
+    pub fn run(self, progress: impl FnMut(SimTime) + Send) -> Result<RunOutput, RunError> {
         self.run_traced(progress, &mut NoTrace)
     }
 
@@ -316,7 +319,7 @@ impl<'m> WindowEngine<'m> {
         mut self,
         progress: impl FnMut(SimTime) + Send,
         trace: &mut (impl TraceSink + Send),
-    ) -> RunOutput {
+    ) -> Result<RunOutput, RunError> {
         // The window loop itself runs on a pool thread, so each window's fork-join is a cheap
         // in-pool join rather than a job injected from outside the pool.
         match self.pool.take() {
@@ -331,25 +334,20 @@ impl<'m> WindowEngine<'m> {
             for &local in &chunk.allocated {
                 let lp = chunk.slots[local as usize].as_ref().expect("allocated");
                 for (port_local, port) in lp.state.ports.iter().enumerate() {
-                    if port.tx_packets == 0 && port.backlog.is_none() {
+                    if !port.is_used() {
                         continue;
                     }
-                    let mut row = QueueSample {
+                    let row = QueueSample {
                         time_ps: at.0,
                         port: self.model.net.port_id(lp.state.node, port_local as u32),
                         node: lp.state.node,
-                        queue_bytes: 0,
-                        queue_packets: 0,
+                        queue_bytes: port.queue.bytes(),
+                        queue_packets: port.queue.len() as u32,
                         tx_bytes: port.tx_bytes,
                         tx_packets: port.tx_packets,
-                        drops: 0,
+                        drops: port.drops + port.lost,
                         ecn_marks: 0,
                     };
-                    if let Some(b) = &port.backlog {
-                        row.queue_bytes = b.queue.bytes();
-                        row.queue_packets = b.queue.len() as u32;
-                        row.drops = b.drops + b.lost;
-                    }
                     rows.push(row);
                 }
             }
@@ -363,7 +361,7 @@ impl<'m> WindowEngine<'m> {
         mut progress: impl FnMut(SimTime),
         trace: &mut impl TraceSink,
         parallel: bool,
-    ) -> RunOutput {
+    ) -> Result<RunOutput, RunError> {
         let end = self.config.end.unwrap_or(SimTime::MAX);
         let model = self.model;
         let n_chunks = self.chunks.len();
@@ -439,7 +437,16 @@ impl<'m> WindowEngine<'m> {
             }
             sent_in = bound;
             progress(start);
+            if self.chunks.iter().any(|c| c.overflow) {
+                break;
+            }
         }
+        overflow_error(
+            self.chunks
+                .iter()
+                .flat_map(|c| c.slots.iter().flatten())
+                .map(|lp| &lp.state),
+        )?;
         self.stats.last_event = self
             .chunks
             .iter()
@@ -451,13 +458,13 @@ impl<'m> WindowEngine<'m> {
             self.sample_queues(next_sample, &mut sample_rows, trace);
         }
         let stats = self.stats;
-        collect_output(
+        Ok(collect_output(
             model,
             self.chunks
                 .iter()
                 .flat_map(|c| c.slots.iter().flatten())
                 .map(|lp| &lp.state),
             stats,
-        )
+        ))
     }
 }

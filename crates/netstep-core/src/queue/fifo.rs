@@ -6,46 +6,41 @@
 
 use std::collections::VecDeque;
 
-use super::DropReason;
-use crate::packet::Packet;
-use crate::units::BufferSize;
+use super::{Admission, DropReason, Entry, QueueCtx};
 
-/// A FIFO of waiting packets with its byte count.
+/// A FIFO of waiting entries with its byte count.
 #[derive(Clone, Debug, Default)]
 pub struct FifoQueue {
-    packets: VecDeque<Packet>,
+    entries: VecDeque<Entry>,
     bytes: u64,
 }
 
 impl FifoQueue {
-    /// Appends `packet` unless that would exceed `limit`.
+    /// Appends `entry` unless that would exceed the limit.
     #[inline]
-    pub fn enqueue(&mut self, packet: Packet, limit: BufferSize) -> Result<(), DropReason> {
-        let fits = match limit {
-            BufferSize::Packets(n) => self.packets.len() < n as usize,
-            BufferSize::Bytes(b) => self.bytes + packet.size_bytes as u64 <= b.0,
-        };
-        if !fits {
-            return Err(DropReason::BufferFull);
+    pub fn enqueue(&mut self, entry: Entry, ctx: &mut QueueCtx<'_>) -> Admission {
+        let size = entry.packet.size_bytes as u64;
+        if !ctx.limit.fits(self.entries.len(), self.bytes, size) {
+            return Admission::Dropped(entry, DropReason::BufferFull);
         }
-        self.bytes += packet.size_bytes as u64;
-        self.packets.push_back(packet);
-        Ok(())
+        self.bytes += size;
+        self.entries.push_back(entry);
+        Admission::Accepted
     }
-    /// Removes the oldest packet.
+    /// Removes the oldest entry.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<Packet> {
-        let p = self.packets.pop_front()?;
-        self.bytes -= p.size_bytes as u64;
-        Some(p)
+    pub fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Entry> {
+        let e = self.entries.pop_front()?;
+        self.bytes -= e.packet.size_bytes as u64;
+        Some(e)
     }
     /// Packets waiting.
     pub fn len(&self) -> usize {
-        self.packets.len()
+        self.entries.len()
     }
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.entries.is_empty()
     }
     /// Bytes waiting.
     pub fn bytes(&self) -> u64 {
@@ -56,36 +51,46 @@ impl FifoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::PacketKind;
-    use crate::units::Bytes;
+    use crate::packet::{Packet, PacketKind};
+    use crate::rng::LazyStream;
+    use crate::units::{BufferSize, Bytes, SimTime};
     use proptest::prelude::*;
 
-    fn packet(n: u32, size: u32) -> Packet {
-        Packet {
-            flow: 0,
-            number: n,
-            seq: n,
-            dst: 0,
-            sent_ps: 0,
-            size_bytes: size,
-            kind: PacketKind::Data,
-            hop: 0,
-            ecn: 0,
-            explicit_path: false,
+    fn entry(n: u32, size: u32) -> Entry {
+        Entry {
+            packet: Packet::new(PacketKind::Data, 0, n, n, 0, size),
+            arrived_ps: n as u64,
+            ahead_bytes: 0,
+            ahead_packets: 0,
+            traced: false,
         }
+    }
+
+    fn with_ctx<R>(limit: BufferSize, f: impl FnOnce(&mut QueueCtx<'_>) -> R) -> R {
+        let mut slot = None;
+        let mut ctx = QueueCtx {
+            now: SimTime::ZERO,
+            limit,
+            rng: LazyStream::new(&mut slot, 1, 0, 0),
+        };
+        f(&mut ctx)
     }
 
     #[test]
     fn packet_limit_drops_the_tail() {
         let mut q = FifoQueue::default();
-        for n in 0..3 {
-            q.enqueue(packet(n, 100), BufferSize::Packets(3)).unwrap();
-        }
-        assert_eq!(
-            q.enqueue(packet(3, 100), BufferSize::Packets(3)),
-            Err(DropReason::BufferFull)
-        );
-        assert_eq!(q.dequeue().unwrap().number, 0);
+        with_ctx(BufferSize::Packets(3), |ctx| {
+            for n in 0..3 {
+                assert_eq!(q.enqueue(entry(n, 100), ctx), Admission::Accepted);
+            }
+            assert_eq!(
+                q.enqueue(entry(3, 100), ctx),
+                Admission::Dropped(entry(3, 100), DropReason::BufferFull)
+            );
+            let first = q.dequeue(ctx).unwrap();
+            assert_eq!(first.packet.number, 0);
+            assert_eq!(first.arrived_ps, 0, "entries keep their arrival facts");
+        });
         assert_eq!(q.bytes(), 200);
     }
 
@@ -97,18 +102,23 @@ mod tests {
             let mut next = 0u32;
             let mut expected_out = 0u32;
             let mut accepted = Vec::new();
+            let limit = BufferSize::Bytes(Bytes(limit));
             for (push, size) in ops {
-                if push {
-                    if q.enqueue(packet(next, size), BufferSize::Bytes(Bytes(limit))).is_ok() {
-                        accepted.push(next);
+                let result = with_ctx(limit, |ctx| {
+                    if push {
+                        if q.enqueue(entry(next, size), ctx) == Admission::Accepted {
+                            accepted.push(next);
+                        }
+                        next += 1;
+                    } else if let Some(e) = q.dequeue(ctx) {
+                        prop_assert_eq!(e.packet.number, accepted[expected_out as usize]);
+                        expected_out += 1;
                     }
-                    next += 1;
-                } else if let Some(p) = q.dequeue() {
-                    prop_assert_eq!(p.number, accepted[expected_out as usize]);
-                    expected_out += 1;
-                }
-                prop_assert!(q.bytes() <= limit);
-                let sum: u64 = q.packets.iter().map(|p| p.size_bytes as u64).sum();
+                    Ok(())
+                });
+                result?;
+                prop_assert!(q.bytes() <= limit.bytes_or_max());
+                let sum: u64 = q.entries.iter().map(|e| e.packet.size_bytes as u64).sum();
                 prop_assert_eq!(sum, q.bytes());
             }
         }

@@ -135,8 +135,8 @@ impl Sender {
             }
         }
     }
-    /// An ACK for this flow arrived.
-    pub fn on_ack(
+    /// A feedback packet (Ack, Nack, Cnp, Notify) of this flow arrived.
+    pub fn on_feedback(
         &mut self,
         spec: &TransportSpec,
         ack: &Packet,
@@ -148,19 +148,21 @@ impl Sender {
             (Sender::OpenLoop(_), _) | (Sender::NewReno(_), _) => {}
         }
     }
-    /// A timer this sender set fired.
+    /// A timer this sender set fired; true when it was live.
     pub fn on_timer(
         &mut self,
         spec: &TransportSpec,
         token: u32,
         now: SimTime,
         out: &mut TransportOut,
-    ) {
+    ) -> bool {
+        let before = out.packets.len() + out.timers.len();
         match (self, spec) {
             (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
             (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_timer(p, token, now, out),
             _ => {}
         }
+        out.packets.len() + out.timers.len() > before
     }
     /// What the sender did so far.
     pub fn counters(&self) -> SenderCounters {
@@ -200,6 +202,16 @@ impl Receiver {
             (Receiver::NewReno(r), TransportSpec::NewReno(p)) => r.on_data(p, data, now, out),
             _ => {}
         }
+    }
+    /// A timer this receiver set fired; true when it was live.
+    pub fn on_timer(
+        &mut self,
+        _spec: &TransportSpec,
+        _token: u32,
+        _now: SimTime,
+        _out: &mut TransportOut,
+    ) -> bool {
+        false
     }
     /// `(distinct data packets delivered, completion time)`.
     pub fn outcome(&self) -> (u64, Option<SimTime>) {

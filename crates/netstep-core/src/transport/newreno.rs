@@ -256,18 +256,16 @@ impl NewRenoSender {
             self.high_sent = seq + 1;
         }
         self.packets_sent += 1;
-        out.packets.push(Packet {
-            flow: self.ends.flow,
-            number: self.number,
+        let mut packet = Packet::new(
+            PacketKind::Data,
+            self.ends.flow,
+            self.number,
             seq,
-            dst: self.ends.dst,
-            sent_ps: now.0,
-            size_bytes: spec.segment_wire_bytes(self.ends.size, seq),
-            kind: PacketKind::Data,
-            hop: 0,
-            ecn: 0,
-            explicit_path: false,
-        });
+            self.ends.dst,
+            spec.segment_wire_bytes(self.ends.size, seq),
+        );
+        packet.sent_ps = now.0;
+        out.packets.push(packet);
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
     }
 
@@ -337,18 +335,16 @@ impl NewRenoReceiver {
         if self.expected == self.n_segments && self.completed.is_none() {
             self.completed = Some(now);
         }
-        out.packets.push(Packet {
-            flow: self.flow,
-            number: ACK_NUMBER_BIT | self.acks_sent,
-            seq: self.expected,
-            dst: self.src,
-            sent_ps: data.sent_ps,
-            size_bytes: spec.header_bytes,
-            kind: PacketKind::Ack,
-            hop: 0,
-            ecn: 0,
-            explicit_path: false,
-        });
+        let mut ack = Packet::new(
+            PacketKind::Ack,
+            self.flow,
+            ACK_NUMBER_BIT | self.acks_sent,
+            self.expected,
+            self.src,
+            spec.header_bytes,
+        );
+        ack.sent_ps = data.sent_ps;
+        out.packets.push(ack);
         self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
     }
 }

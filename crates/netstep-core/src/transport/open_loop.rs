@@ -85,18 +85,16 @@ impl OpenLoopSender {
             }
             _ => spec.packet_size.0 as u32,
         };
-        out.packets.push(Packet {
-            flow: self.ends.flow,
-            number: self.sent,
-            seq: self.sent,
-            dst: self.ends.dst,
-            sent_ps: now.0,
+        let mut packet = Packet::new(
+            PacketKind::Data,
+            self.ends.flow,
+            self.sent,
+            self.sent,
+            self.ends.dst,
             size_bytes,
-            kind: PacketKind::Data,
-            hop: 0,
-            ecn: 0,
-            explicit_path: false,
-        });
+        );
+        packet.sent_ps = now.0;
+        out.packets.push(packet);
         self.sent += 1;
         if self.sent < spec.n_packets {
             let gap = match &mut self.rng {

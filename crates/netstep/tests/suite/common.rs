@@ -40,12 +40,15 @@ pub fn run_window(s: &Scenario, threads: usize, window: WindowMode) -> RunOutput
         window,
         end: s.meta.duration,
     };
-    WindowEngine::new(&s.model, config).unwrap().run(|_| {})
+    WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run(|_| {})
+        .expect("run")
 }
 
 /// Runs the sequential reference engine.
 pub fn run_reference(s: &Scenario) -> RunOutput {
-    reference::run(&s.model, s.meta.duration)
+    reference::run(&s.model, s.meta.duration).expect("run")
 }
 
 /// Asserts two runs simulated the same thing (ignoring how many windows they took).

@@ -19,7 +19,8 @@ fn traced(s: &Scenario, threads: usize, window: WindowMode) -> (RunOutput, Memor
     };
     let out = WindowEngine::new(&s.model, config)
         .unwrap()
-        .run_traced(|_| {}, &mut trace);
+        .run_traced(|_| {}, &mut trace)
+        .expect("run");
     (out, trace)
 }
 

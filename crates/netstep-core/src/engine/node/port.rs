@@ -1,0 +1,236 @@
+//! Egress ports: admission into the queue element, scheduling of the transmitter and
+//! transmission onto the link.
+//!
+//! Every packet goes through the queue (no idle bypass): it is offered with
+//! [`crate::queue::Queue::enqueue`]; if the transmitter is idle and no wake-up is pending, the
+//! queue is asked at once for the packet to send ([`crate::queue::Queue::dequeue`]), otherwise
+//! one `PortReady` event is kept pending at the time the transmitter frees. A transmission
+//! emits the packet's arrival at the far end (serialization + propagation later) at once, so
+//! the lookahead includes the serialization of the smallest packet.
+
+use rand_pcg::Pcg64Mcg;
+
+use super::NodeState;
+use super::link::lost_on_wire;
+use crate::engine::Model;
+use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, arrival_tie};
+use crate::engine::trace::DropReason as TraceDrop;
+use crate::packet::Packet;
+use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
+use crate::rng::{LazyStream, STREAM_QUEUE};
+use crate::units::{BufferSize, Bytes, SimTime};
+
+/// Dynamic state of one egress port.
+#[derive(Clone, Debug, Default)]
+pub struct PortState {
+    /// The transmitter is busy until this time.
+    pub busy_until: SimTime,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// The queue element.
+    pub queue: Queue,
+    /// A `PortReady` event is pending.
+    pub wake_pending: bool,
+    /// Packets dropped at this port (by the queue element).
+    pub drops: u64,
+    /// Packets lost on the wire (random link loss).
+    pub lost: u64,
+    /// Largest number of waiting packets seen.
+    pub max_queue_packets: u64,
+    /// Largest number of waiting bytes seen.
+    pub max_queue_bytes: u64,
+    /// The queue element's random stream (created on its first draw).
+    queue_rng: Option<Box<Pcg64Mcg>>,
+    /// The link's loss stream (created on the first draw of a lossy link).
+    loss_rng: Option<Box<Pcg64Mcg>>,
+}
+
+impl PortState {
+    /// True when the port has done or holds anything worth reporting.
+    pub fn is_used(&self) -> bool {
+        self.tx_packets > 0 || self.drops > 0 || self.lost > 0 || !self.queue.is_empty()
+    }
+}
+
+/// Host egress queues take whatever the NIC admitted: the NIC enforces `nic.buffer` before
+/// offering, so the queue itself never tail-drops a host's own packet.
+const HOST_QUEUE_LIMIT: BufferSize = BufferSize::Bytes(Bytes(u64::MAX));
+
+impl NodeState {
+    /// Offers `packet` to egress port `local` at `now`. Returns `false` if the queue element
+    /// refused it.
+    pub(super) fn offer(
+        &mut self,
+        local: u32,
+        packet: Packet,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let global = model.net.port_id(self.node, local);
+        let host = self.is_host(model);
+        let limit = if host {
+            HOST_QUEUE_LIMIT
+        } else {
+            model.net.class_of(global).buffer
+        };
+        let traced = self.traced(&packet, now, model);
+        let port = &mut self.ports[local as usize];
+        let entry = Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes: port.queue.bytes(),
+            ahead_packets: port.queue.len() as u32,
+            traced,
+        };
+        let mut ctx = QueueCtx {
+            now,
+            limit,
+            rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
+        };
+        let accepted = match port.queue.enqueue(entry, &mut ctx) {
+            Admission::Accepted => true,
+            Admission::Dropped(dropped, reason) => {
+                self.drop_entry(local, global, &dropped, reason, model);
+                return false;
+            }
+            Admission::AcceptedDroppedOther(dropped, reason) => {
+                self.drop_entry(local, global, &dropped, reason, model);
+                true
+            }
+        };
+        let port = &mut self.ports[local as usize];
+        if port.busy_until <= now && !port.wake_pending {
+            // The transmitter is idle: the queue picks what goes now.
+            let mut ctx = QueueCtx {
+                now,
+                limit,
+                rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
+            };
+            if let Some(next) = port.queue.dequeue(&mut ctx) {
+                self.start_transmission(local, global, next, now, model, sink);
+                self.wake_if_waiting(local, now, sink);
+            }
+            return accepted;
+        }
+        port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
+        port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
+        if !port.wake_pending && !port.queue.is_empty() {
+            port.wake_pending = true;
+            let at = port.busy_until.max(now);
+            self.schedule_local(at, now, Phase::PortReady, EventKind::PortReady { port: local }, sink);
+        }
+        accepted
+    }
+
+    /// Keeps one `PortReady` pending while packets wait behind a busy transmitter.
+    fn wake_if_waiting(&mut self, local: u32, now: SimTime, sink: &mut impl EventSink) {
+        let port = &mut self.ports[local as usize];
+        if !port.wake_pending && !port.queue.is_empty() {
+            port.wake_pending = true;
+            let at = port.busy_until;
+            self.schedule_local(at, now, Phase::PortReady, EventKind::PortReady { port: local }, sink);
+        }
+    }
+
+    /// The transmitter of `local` is free: the queue picks the next packet.
+    pub(super) fn port_ready(
+        &mut self,
+        local: u32,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        let global = model.net.port_id(self.node, local);
+        let limit = model.net.class_of(global).buffer;
+        let port = &mut self.ports[local as usize];
+        port.wake_pending = false;
+        let mut ctx = QueueCtx {
+            now,
+            limit,
+            rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
+        };
+        let Some(next) = port.queue.dequeue(&mut ctx) else {
+            return;
+        };
+        self.start_transmission(local, global, next, now, model, sink);
+        self.wake_if_waiting(local, now, sink);
+    }
+
+    fn drop_entry(
+        &mut self,
+        local: u32,
+        global: u32,
+        entry: &Entry,
+        reason: DropReason,
+        model: &Model,
+    ) {
+        self.ports[local as usize].drops += 1;
+        self.counters.drops += 1;
+        *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
+        let reason = match reason {
+            DropReason::BufferFull => TraceDrop::BufferFull,
+        };
+        self.record_hop(entry, global, None, Some(reason));
+        if self.is_host(model) {
+            self.nic_left(&entry.packet, model);
+        }
+    }
+
+    /// Starts serializing `entry` on `local` at `now`; the far end receives it once the last
+    /// bit has propagated.
+    fn start_transmission(
+        &mut self,
+        local: u32,
+        global: u32,
+        entry: Entry,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        if self.is_host(model) {
+            self.nic_left(&entry.packet, model);
+        }
+        let class = model.net.class_of(global);
+        let serialization = model.net.serialization(global, entry.packet.size_bytes);
+        let done = now + serialization;
+        let port = &mut self.ports[local as usize];
+        port.busy_until = done;
+        port.tx_packets += 1;
+        port.tx_bytes += entry.packet.size_bytes as u64;
+        self.counters.packet_hops += 1;
+        let lost = lost_on_wire(class, &mut port.loss_rng, model.seed, global);
+        if lost {
+            port.lost += 1;
+            self.counters.drops += 1;
+            *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
+        }
+        self.record_hop(
+            &entry,
+            global,
+            Some((now.0, done.0)),
+            lost.then_some(TraceDrop::LinkLoss),
+        );
+        if lost {
+            return;
+        }
+        let mut packet = entry.packet;
+        packet.hop = packet.hop.saturating_add(1);
+        packet.ingress = model.net.port_peer_local[global as usize];
+        let at = done + class.delay;
+        if at > MAX_EVENT_TIME {
+            self.overflow.get_or_insert(at);
+            return;
+        }
+        let peer = model.net.port_peer[global as usize];
+        sink.remote(
+            peer,
+            Event {
+                key: EventKey::new(at, Phase::Arrive, now, arrival_tie(&packet)),
+                kind: EventKind::Arrive(packet),
+            },
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! The host NIC: what stands between a host's transports and its egress port.
+//!
+//! Real hosts do not tail-drop their own packets: the socket layer holds what the NIC cannot
+//! take yet (Linux TCP Small Queues, qdisc backpressure). Here every packet a transport emits
+//! goes into its socket's pending queue first; the NIC admits packets from the sockets into its
+//! egress queue only while they fit two budgets:
+//!
+//! - the NIC buffer (`nic.buffer`, bytes or packets waiting in the egress queue), and
+//! - the per-socket limit (`nic.per_flow`, TSQ-like: bytes or packets of one flow side waiting
+//!   in the egress queue).
+//!
+//! A packet leaves both budgets when its transmission starts. An empty NIC (or a socket with
+//! nothing in the NIC) always admits one packet, so a packet larger than a budget still goes
+//! out. The scheduler picks which socket is admitted next: `RoundRobin` takes one packet per
+//! socket with data in turn (flows with data share the NIC equally), `Fifo` admits packets in
+//! the order the transports produced them (one FIFO of bursts; the per-flow limit does not
+//! apply). Nothing is ever dropped here: the pending queues grow instead, and a transport's own
+//! window (or an open-loop source's packet count) bounds them.
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+use crate::units::{BufferSize, Bytes};
+
+/// How a NIC picks the next socket to admit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NicScheduler {
+    /// One packet per socket with data in turn.
+    #[default]
+    RoundRobin,
+    /// Packets in the order the host's transports produced them.
+    Fifo,
+}
+
+impl NicScheduler {
+    /// The name used in scenario files and `run.parquet`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NicScheduler::RoundRobin => "round_robin",
+            NicScheduler::Fifo => "fifo",
+        }
+    }
+}
+
+/// NIC settings of every host (the NIC's rate is its link's rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicConfig {
+    /// Bytes or packets that may wait in the NIC's egress queue.
+    pub buffer: BufferSize,
+    /// Bytes or packets one socket (a flow's sending or receiving side) may have waiting in the
+    /// egress queue.
+    pub per_flow: BufferSize,
+    /// Socket scheduler.
+    pub scheduler: NicScheduler,
+}
+
+impl Default for NicConfig {
+    /// 1 MB of NIC buffer, 2 packets per socket (the TSQ floor of two packets), round robin.
+    fn default() -> Self {
+        NicConfig {
+            buffer: BufferSize::Bytes(Bytes(1_000_000)),
+            per_flow: BufferSize::Packets(2),
+            scheduler: NicScheduler::RoundRobin,
+        }
+    }
+}
+
+/// Identifies a socket at one host: a flow's sending side (by source slot) or receiving side
+/// (by destination slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Socket(u32);
+
+impl Socket {
+    /// The sending side of the flow in source slot `slot`.
+    pub const fn sender(slot: u32) -> Socket {
+        Socket(slot << 1)
+    }
+    /// The receiving side of the flow in destination slot `slot`.
+    pub const fn receiver(slot: u32) -> Socket {
+        Socket((slot << 1) | 1)
+    }
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct SocketState {
+    pending: VecDeque<Packet>,
+    in_nic_packets: u32,
+    in_nic_bytes: u64,
+    in_ring: bool,
+}
+
+/// Socket queues, the scheduler and the budgets of one host.
+#[derive(Clone, Debug, Default)]
+pub struct HostNic {
+    sockets: Vec<SocketState>,
+    /// Round robin: sockets that have pending packets and room, in turn order.
+    ring: VecDeque<Socket>,
+    /// FIFO: sockets in the order their pending packets were produced (one entry per packet).
+    fifo: VecDeque<Socket>,
+    in_nic_packets: u32,
+    in_nic_bytes: u64,
+    /// Packets waiting in socket queues (not yet admitted).
+    pub pending_packets: u64,
+    /// Largest number of packets ever waiting in socket queues.
+    pub max_pending_packets: u64,
+}
+
+impl HostNic {
+    fn socket(&mut self, s: Socket) -> &mut SocketState {
+        if self.sockets.len() <= s.index() {
+            self.sockets.resize_with(s.index() + 1, SocketState::default);
+        }
+        &mut self.sockets[s.index()]
+    }
+
+    /// A transport hands `packet` to socket `s`.
+    pub fn push(&mut self, s: Socket, packet: Packet, config: &NicConfig) {
+        self.pending_packets += 1;
+        self.max_pending_packets = self.max_pending_packets.max(self.pending_packets);
+        let state = self.socket(s);
+        state.pending.push_back(packet);
+        match config.scheduler {
+            NicScheduler::RoundRobin => {
+                if !state.in_ring && Self::socket_has_room(state, &packet, config) {
+                    state.in_ring = true;
+                    self.ring.push_back(s);
+                }
+            }
+            NicScheduler::Fifo => self.fifo.push_back(s),
+        }
+    }
+
+    fn socket_has_room(state: &SocketState, packet: &Packet, config: &NicConfig) -> bool {
+        state.in_nic_packets == 0
+            || config.per_flow.fits(
+                state.in_nic_packets as usize,
+                state.in_nic_bytes,
+                packet.size_bytes as u64,
+            )
+    }
+
+    fn nic_has_room(&self, packet: &Packet, config: &NicConfig) -> bool {
+        self.in_nic_packets == 0
+            || config.buffer.fits(
+                self.in_nic_packets as usize,
+                self.in_nic_bytes,
+                packet.size_bytes as u64,
+            )
+    }
+
+    /// The next packet the NIC admits into its egress queue, if any fits; its budgets are
+    /// charged. The caller must offer it to the egress queue and call [`HostNic::left`] when it
+    /// leaves that queue.
+    pub fn admit(&mut self, config: &NicConfig) -> Option<(Socket, Packet)> {
+        match config.scheduler {
+            NicScheduler::Fifo => {
+                let &s = self.fifo.front()?;
+                let packet = *self.sockets[s.index()].pending.front().expect("queued");
+                if !self.nic_has_room(&packet, config) {
+                    return None;
+                }
+                self.fifo.pop_front();
+                self.sockets[s.index()].pending.pop_front();
+                Some(self.charge(s, packet))
+            }
+            NicScheduler::RoundRobin => loop {
+                let &s = self.ring.front()?;
+                let state = &self.sockets[s.index()];
+                let Some(&packet) = state.pending.front() else {
+                    self.ring.pop_front();
+                    self.sockets[s.index()].in_ring = false;
+                    continue;
+                };
+                if !Self::socket_has_room(state, &packet, config) {
+                    // Blocked until one of its packets leaves the NIC.
+                    self.ring.pop_front();
+                    self.sockets[s.index()].in_ring = false;
+                    continue;
+                }
+                if !self.nic_has_room(&packet, config) {
+                    return None;
+                }
+                self.ring.pop_front();
+                let state = &mut self.sockets[s.index()];
+                state.pending.pop_front();
+                if state.pending.is_empty() {
+                    state.in_ring = false;
+                } else {
+                    self.ring.push_back(s);
+                }
+                return Some(self.charge(s, packet));
+            },
+        }
+    }
+
+    fn charge(&mut self, s: Socket, packet: Packet) -> (Socket, Packet) {
+        let size = packet.size_bytes as u64;
+        self.pending_packets -= 1;
+        self.in_nic_packets += 1;
+        self.in_nic_bytes += size;
+        let state = &mut self.sockets[s.index()];
+        state.in_nic_packets += 1;
+        state.in_nic_bytes += size;
+        (s, packet)
+    }
+
+    /// A packet of socket `s` left the egress queue (its transmission started, or a queue
+    /// discipline dropped it): its budgets are released.
+    pub fn left(&mut self, s: Socket, packet: &Packet, config: &NicConfig) {
+        let size = packet.size_bytes as u64;
+        self.in_nic_packets -= 1;
+        self.in_nic_bytes -= size;
+        let state = &mut self.sockets[s.index()];
+        state.in_nic_packets -= 1;
+        state.in_nic_bytes -= size;
+        if config.scheduler == NicScheduler::RoundRobin
+            && !state.in_ring
+            && let Some(next) = state.pending.front()
+            && Self::socket_has_room(state, next, config)
+        {
+            state.in_ring = true;
+            self.ring.push_back(s);
+        }
+    }
+
+    /// Packets admitted and still waiting in the egress queue.
+    pub fn in_nic_packets(&self) -> u32 {
+        self.in_nic_packets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PacketKind;
+
+    fn p(flow: u32, n: u32, size: u32) -> Packet {
+        Packet::new(PacketKind::Data, flow, n, n, 9, size)
+    }
+
+    /// Admits as many as fit, then releases them all (as if transmitted at once).
+    fn drain_order(nic: &mut HostNic, config: &NicConfig) -> Vec<(u32, u32)> {
+        let mut order = Vec::new();
+        loop {
+            let mut batch = Vec::new();
+            while let Some((s, packet)) = nic.admit(config) {
+                batch.push((s, packet));
+            }
+            if batch.is_empty() {
+                return order;
+            }
+            for (s, packet) in batch {
+                order.push((packet.flow, packet.number));
+                nic.left(s, &packet, config);
+            }
+        }
+    }
+
+    #[test]
+    fn round_robin_alternates_between_backlogged_sockets() {
+        let config = NicConfig {
+            buffer: BufferSize::Packets(1),
+            per_flow: BufferSize::Packets(2),
+            scheduler: NicScheduler::RoundRobin,
+        };
+        let mut nic = HostNic::default();
+        for n in 0..3 {
+            nic.push(Socket::sender(0), p(0, n, 1500), &config);
+        }
+        for n in 0..2 {
+            nic.push(Socket::sender(1), p(1, n, 1500), &config);
+        }
+        assert_eq!(
+            drain_order(&mut nic, &config),
+            vec![(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+        );
+        assert_eq!(nic.pending_packets, 0);
+        assert_eq!(nic.max_pending_packets, 5);
+    }
+
+    #[test]
+    fn per_flow_limit_holds_packets_back_without_dropping() {
+        let config = NicConfig {
+            buffer: BufferSize::Bytes(Bytes(1_000_000)),
+            per_flow: BufferSize::Packets(2),
+            scheduler: NicScheduler::RoundRobin,
+        };
+        let mut nic = HostNic::default();
+        for n in 0..10 {
+            nic.push(Socket::sender(0), p(0, n, 1500), &config);
+        }
+        let first = nic.admit(&config).unwrap();
+        let second = nic.admit(&config).unwrap();
+        assert!(nic.admit(&config).is_none(), "per-flow limit of 2 packets");
+        assert_eq!(nic.pending_packets, 8);
+        nic.left(first.0, &first.1, &config);
+        assert_eq!(nic.admit(&config).unwrap().1.number, 2);
+        nic.left(second.0, &second.1, &config);
+        assert_eq!(nic.admit(&config).unwrap().1.number, 3);
+    }
+
+    #[test]
+    fn oversized_packet_goes_out_alone() {
+        let config = NicConfig {
+            buffer: BufferSize::Bytes(Bytes(1000)),
+            per_flow: BufferSize::Bytes(Bytes(1000)),
+            scheduler: NicScheduler::RoundRobin,
+        };
+        let mut nic = HostNic::default();
+        nic.push(Socket::sender(0), p(0, 0, 9000), &config);
+        nic.push(Socket::receiver(0), p(1, 0, 64), &config);
+        let (s, big) = nic.admit(&config).unwrap();
+        assert_eq!(big.size_bytes, 9000);
+        assert!(nic.admit(&config).is_none(), "the NIC is over its budget");
+        nic.left(s, &big, &config);
+        assert_eq!(nic.admit(&config).unwrap().1.size_bytes, 64);
+    }
+
+    #[test]
+    fn fifo_keeps_production_order_across_sockets() {
+        let config = NicConfig {
+            buffer: BufferSize::Packets(1),
+            per_flow: BufferSize::Packets(1),
+            scheduler: NicScheduler::Fifo,
+        };
+        let mut nic = HostNic::default();
+        nic.push(Socket::sender(0), p(0, 0, 100), &config);
+        nic.push(Socket::sender(0), p(0, 1, 100), &config);
+        nic.push(Socket::sender(1), p(1, 0, 100), &config);
+        nic.push(Socket::sender(0), p(0, 2, 100), &config);
+        assert_eq!(
+            drain_order(&mut nic, &config),
+            vec![(0, 0), (0, 1), (1, 0), (0, 2)]
+        );
+    }
+}
