@@ -85,7 +85,7 @@ fn window_step(c: &mut Criterion) {
     )
     .unwrap()
     .run(|_| {})
-        .expect("run")
+    .expect("run")
     .stats
     .packet_hops;
     group.throughput(Throughput::Elements(hops));

@@ -111,7 +111,8 @@ pub struct HostNic {
 impl HostNic {
     fn socket(&mut self, s: Socket) -> &mut SocketState {
         if self.sockets.len() <= s.index() {
-            self.sockets.resize_with(s.index() + 1, SocketState::default);
+            self.sockets
+                .resize_with(s.index() + 1, SocketState::default);
         }
         &mut self.sockets[s.index()]
     }

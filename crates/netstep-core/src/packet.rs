@@ -172,7 +172,8 @@ impl Packet {
     /// Sets the traffic class (only the low three bits of `class` are kept).
     #[inline]
     pub fn set_class(&mut self, class: u8) {
-        self.flags = (self.flags & !(0b111 << Self::CLASS_SHIFT)) | ((class & 0b111) << Self::CLASS_SHIFT);
+        self.flags =
+            (self.flags & !(0b111 << Self::CLASS_SHIFT)) | ((class & 0b111) << Self::CLASS_SHIFT);
     }
     /// True when flag bit(s) `flag` are set.
     #[inline]

@@ -23,7 +23,9 @@ use rayon::prelude::*;
 use super::event::{Event, EventSink};
 use super::node::NodeState;
 use super::trace::{HopRecord, NoTrace, QueueSample, TraceSink};
-use super::{EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error};
+use super::{
+    EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
+};
 use crate::units::SimTime;
 
 /// A cross-LP message: destination node and event.

@@ -14,10 +14,9 @@ mod fifo;
 
 pub use fifo::FifoQueue;
 
-use crate::rng::LazyStream;
 use crate::packet::Packet;
+use crate::rng::LazyStream;
 use crate::units::{BufferSize, SimTime};
-
 
 /// Why a queue refused (or evicted) a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

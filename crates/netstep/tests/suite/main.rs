@@ -7,6 +7,7 @@ mod compare;
 mod determinism;
 mod differential;
 mod golden;
+mod ground_truth;
 mod newreno;
 mod properties;
 mod queueing;

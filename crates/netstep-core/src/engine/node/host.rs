@@ -54,7 +54,9 @@ impl NodeState {
             TimerSide::Sender => {
                 let slot = model.flows.src_slot[flow as usize] as usize;
                 match self.senders.get_mut(slot) {
-                    Some(Some(sender)) => sender.on_timer(&spec.transport, token, now, &mut self.out),
+                    Some(Some(sender)) => {
+                        sender.on_timer(&spec.transport, token, now, &mut self.out)
+                    }
                     _ => false,
                 }
             }

@@ -13,7 +13,9 @@ use rand_pcg::Pcg64Mcg;
 use super::NodeState;
 use super::link::lost_on_wire;
 use crate::engine::Model;
-use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, arrival_tie};
+use crate::engine::event::{
+    Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, arrival_tie,
+};
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
@@ -120,7 +122,13 @@ impl NodeState {
         if !port.wake_pending && !port.queue.is_empty() {
             port.wake_pending = true;
             let at = port.busy_until.max(now);
-            self.schedule_local(at, now, Phase::PortReady, EventKind::PortReady { port: local }, sink);
+            self.schedule_local(
+                at,
+                now,
+                Phase::PortReady,
+                EventKind::PortReady { port: local },
+                sink,
+            );
         }
         accepted
     }
@@ -131,7 +139,13 @@ impl NodeState {
         if !port.wake_pending && !port.queue.is_empty() {
             port.wake_pending = true;
             let at = port.busy_until;
-            self.schedule_local(at, now, Phase::PortReady, EventKind::PortReady { port: local }, sink);
+            self.schedule_local(
+                at,
+                now,
+                Phase::PortReady,
+                EventKind::PortReady { port: local },
+                sink,
+            );
         }
     }
 
