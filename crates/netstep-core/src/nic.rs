@@ -152,6 +152,25 @@ impl HostNic {
             )
     }
 
+    /// Admits `packet` of socket `s` at once, charging the budgets, when nothing of the host
+    /// waits in any socket (so no other socket is passed over) and it fits; otherwise the
+    /// caller pushes it.
+    #[inline]
+    pub fn try_admit_now(&mut self, s: Socket, packet: &Packet, config: &NicConfig) -> bool {
+        if self.pending_packets != 0 || !self.nic_has_room(packet, config) {
+            return false;
+        }
+        let state = self.socket(s);
+        if config.scheduler == NicScheduler::RoundRobin
+            && !Self::socket_has_room(state, packet, config)
+        {
+            return false;
+        }
+        self.pending_packets += 1;
+        self.charge(s, *packet);
+        true
+    }
+
     /// The next packet the NIC admits into its egress queue, if any fits; its budgets are
     /// charged. The caller must offer it to the egress queue and call [`HostNic::left`] when it
     /// leaves that queue.

@@ -50,8 +50,7 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
         if end.is_some_and(|e| event.key.time >= e) {
             break;
         }
-        let state = states[node as usize]
-            .get_or_insert_with(|| NodeState::new(node, model.net.degree(node)));
+        let state = states[node as usize].get_or_insert_with(|| NodeState::for_node(node, model));
         state.handle(
             event,
             model,

@@ -63,7 +63,7 @@ impl EventSink for LpSink<'_> {
 impl Lp {
     fn new(model: &Model, node: u32) -> Box<Lp> {
         Box::new(Lp {
-            state: NodeState::new(node, model.net.degree(node)),
+            state: NodeState::for_node(node, model),
             heap: BinaryHeap::new(),
         })
     }

@@ -82,6 +82,19 @@ impl Queue {
             Queue::Fifo(q) => q.enqueue(entry, ctx),
         }
     }
+    /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
+    /// step: the same decisions as [`Queue::enqueue`] then [`Queue::dequeue`], which a
+    /// discipline may shortcut (a FIFO that is empty hands the entry straight back).
+    #[inline]
+    pub fn enqueue_for_idle(
+        &mut self,
+        entry: Entry,
+        ctx: &mut QueueCtx<'_>,
+    ) -> (Admission, Option<Entry>) {
+        match self {
+            Queue::Fifo(q) => q.enqueue_for_idle(entry, ctx),
+        }
+    }
     /// Takes the next entry to transmit.
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {

@@ -156,10 +156,15 @@ impl NodeState {
                 TimerSide::Sender => Socket::sender(model.flows.src_slot[flow as usize]),
                 TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
             };
-            let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
             for mut packet in out.packets.drain(..) {
                 packet.set(Packet::EXPLICIT_PATH, explicit);
-                nic.push(socket, packet, &model.nic);
+                let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
+                if nic.try_admit_now(socket, &packet, &model.nic) {
+                    // Fast path: nothing waits ahead of it and it fits both budgets.
+                    self.nic_offer(packet, now, model, sink);
+                } else {
+                    nic.push(socket, packet, &model.nic);
+                }
             }
             self.fill_nic(now, model, sink);
         }
@@ -172,21 +177,29 @@ impl NodeState {
             let Some(nic) = self.nic.as_mut() else {
                 return;
             };
-            let Some((_, mut packet)) = nic.admit(&model.nic) else {
+            let Some((_, packet)) = nic.admit(&model.nic) else {
                 return;
             };
-            let Some(local) = model.egress_port(self.node, &packet) else {
-                self.counters.misrouted += 1;
-                self.nic_left(&packet, model);
-                continue;
-            };
-            if packet.kind == PacketKind::Data {
-                // The send time a receiver echoes: when the segment entered the NIC (as a
-                // TCP timestamp is taken when the segment is handed to the device queue).
-                packet.sent_ps = now.0;
-            }
-            self.offer(local, packet, now, model, sink);
+            self.nic_offer(packet, now, model, sink);
         }
+    }
+
+    /// Offers an admitted packet to the NIC's egress queue (a host's only port: hosts have
+    /// exactly one link, and every flow's route was checked when the scenario was loaded).
+    #[inline]
+    fn nic_offer(
+        &mut self,
+        mut packet: Packet,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        if packet.kind == PacketKind::Data {
+            // The send time a receiver echoes: when the segment entered the NIC (as a TCP
+            // timestamp is taken when the segment is handed to the device queue).
+            packet.sent_ps = now.0;
+        }
+        self.offer(0, packet, now, model, sink);
     }
 
     /// A packet of this host left its NIC queue (transmitted or dropped by the queue element).

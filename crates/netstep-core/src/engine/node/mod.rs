@@ -46,6 +46,8 @@ pub struct NodeCounters {
 pub struct NodeState {
     /// Node index.
     pub node: u32,
+    /// The node is a host (it runs transports and has a NIC).
+    pub host: bool,
     next_seq: u64,
     /// Egress ports (local index).
     pub ports: Vec<PortState>,
@@ -89,10 +91,17 @@ pub struct Delivery {
 }
 
 impl NodeState {
+    /// Fresh state for `node` of `model`.
+    pub fn for_node(node: u32, model: &Model) -> NodeState {
+        let host = model.net.node_kind[node as usize] == NodeKind::Host;
+        NodeState::new(node, model.net.degree(node), host)
+    }
+
     /// Fresh state for `node` with `degree` idle ports.
-    pub fn new(node: u32, degree: u32) -> NodeState {
+    pub fn new(node: u32, degree: u32, host: bool) -> NodeState {
         NodeState {
             node,
+            host,
             next_seq: 0,
             ports: vec![PortState::default(); degree as usize],
             nic: None,
@@ -165,7 +174,7 @@ impl NodeState {
     }
 
     #[inline]
-    fn is_host(&self, model: &Model) -> bool {
-        model.net.node_kind[self.node as usize] == NodeKind::Host
+    fn is_host(&self, _model: &Model) -> bool {
+        self.host
     }
 }

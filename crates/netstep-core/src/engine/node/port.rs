@@ -92,31 +92,30 @@ impl NodeState {
             limit,
             rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
-        let accepted = match port.queue.enqueue(entry, &mut ctx) {
+        let idle = port.busy_until <= now && !port.wake_pending;
+        let (admission, now_sending) = if idle {
+            // The transmitter is idle: the queue decides and picks what goes now.
+            port.queue.enqueue_for_idle(entry, &mut ctx)
+        } else {
+            (port.queue.enqueue(entry, &mut ctx), None)
+        };
+        let accepted = match admission {
             Admission::Accepted => true,
             Admission::Dropped(dropped, reason) => {
                 self.drop_entry(local, global, &dropped, reason, model);
-                return false;
+                false
             }
             Admission::AcceptedDroppedOther(dropped, reason) => {
                 self.drop_entry(local, global, &dropped, reason, model);
                 true
             }
         };
-        let port = &mut self.ports[local as usize];
-        if port.busy_until <= now && !port.wake_pending {
-            // The transmitter is idle: the queue picks what goes now.
-            let mut ctx = QueueCtx {
-                now,
-                limit,
-                rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
-            };
-            if let Some(next) = port.queue.dequeue(&mut ctx) {
-                self.start_transmission(local, global, next, now, model, sink);
-                self.wake_if_waiting(local, now, sink);
-            }
+        if let Some(next) = now_sending {
+            self.start_transmission(local, global, next, now, model, sink);
+            self.wake_if_waiting(local, now, sink);
             return accepted;
         }
+        let port = &mut self.ports[local as usize];
         port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
         port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
         if !port.wake_pending && !port.queue.is_empty() {
