@@ -35,6 +35,8 @@ delay = "1us"
 buffer = "{buffer_pkts}pkts"
 [topology.fabric_links]
 rate = "1Gbps"
+[nic]
+buffer = "{buffer_pkts}pkts"
 [transport]
 kind = "open_loop"
 packet_size = "500B"
