@@ -11,7 +11,8 @@ use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::{EngineConfig, WindowMode};
 use netstep_core::network::{Network, ecmp_hash};
 use netstep_core::packet::{Packet, PacketKind};
-use netstep_core::queue::FifoQueue;
+use netstep_core::queue::{Admission, Entry, FifoQueue, QueueCtx};
+use netstep_core::rng::LazyStream;
 use netstep_core::topology::{FatTree, LinkClass, fat_tree};
 use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
@@ -19,20 +20,35 @@ fn packet(n: u32) -> Packet {
     Packet::new(PacketKind::Data, n % 64, n, n, 0, 1500)
 }
 
+fn entry(n: u32) -> Entry {
+    Entry {
+        packet: packet(n),
+        arrived_ps: n as u64,
+        ahead_bytes: 0,
+        ahead_packets: 0,
+        traced: false,
+    }
+}
+
 fn queue(c: &mut Criterion) {
     let mut group = c.benchmark_group("queue");
     group.throughput(Throughput::Elements(1));
     group.bench_function("fifo_enqueue_dequeue", |b| {
         let mut q = FifoQueue::default();
+        let mut slot = None;
+        let mut ctx = QueueCtx {
+            now: SimTime::ZERO,
+            limit: BufferSize::Bytes(Bytes(1_000_000)),
+            rng: LazyStream::new(&mut slot, 1, 0, 0),
+        };
         for n in 0..32 {
-            q.enqueue(packet(n), BufferSize::Packets(100)).unwrap();
+            assert_eq!(q.enqueue(entry(n), &mut ctx), Admission::Accepted);
         }
         let mut n = 0;
         b.iter(|| {
-            q.enqueue(black_box(packet(n)), BufferSize::Bytes(Bytes(1_000_000)))
-                .unwrap();
+            black_box(q.enqueue(black_box(entry(n)), &mut ctx));
             n = n.wrapping_add(1);
-            black_box(q.dequeue())
+            black_box(q.dequeue(&mut ctx))
         })
     });
     group.finish();

@@ -378,8 +378,14 @@ fn shipped_scenarios_never_drop_at_a_host_nic() {
     let cases: &[(&str, &[&str])] = &[
         ("scenarios/quickstart.toml", &[]),
         ("scenarios/days-baseline/fattree-k8-f512.toml", &[]),
-        ("scenarios/queueing/mm1-rho09.toml", &["traffic.0.flows.0.packets=20000"]),
-        ("scenarios/queueing/md1-rho09.toml", &["traffic.0.flows.0.packets=20000"]),
+        (
+            "scenarios/queueing/mm1-rho09.toml",
+            &["traffic.0.flows.0.packets=20000"],
+        ),
+        (
+            "scenarios/queueing/md1-rho09.toml",
+            &["traffic.0.flows.0.packets=20000"],
+        ),
         ("scenarios/scale/fattree-k128-f128.toml", &[]),
     ];
     for (file, overrides) in cases {
