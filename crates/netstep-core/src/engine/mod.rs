@@ -260,11 +260,11 @@ fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
         port,
         tx_packets: state.tx_packets,
         tx_bytes: state.tx_bytes,
-        drops: state.drops,
-        max_queue_packets: state.max_queue_packets,
-        max_queue_bytes: state.max_queue_bytes,
-        queued_at_end: state.queue.len() as u64,
-        lost: state.lost,
+        drops: state.drops(),
+        max_queue_packets: state.max_queue_packets(),
+        max_queue_bytes: state.max_queue_bytes(),
+        queued_at_end: state.queue_len() as u64,
+        lost: state.lost(),
     }
 }
 

@@ -343,11 +343,11 @@ impl<'m> WindowEngine<'m> {
                         time_ps: at.0,
                         port: self.model.net.port_id(lp.state.node, port_local as u32),
                         node: lp.state.node,
-                        queue_bytes: port.queue.bytes(),
-                        queue_packets: port.queue.len() as u32,
+                        queue_bytes: port.queue_bytes(),
+                        queue_packets: port.queue_len() as u32,
                         tx_bytes: port.tx_bytes,
                         tx_packets: port.tx_packets,
-                        drops: port.drops + port.lost,
+                        drops: port.drops() + port.lost(),
                         ecn_marks: 0,
                     };
                     rows.push(row);

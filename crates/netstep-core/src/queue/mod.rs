@@ -95,6 +95,14 @@ impl Queue {
             Queue::Fifo(q) => q.enqueue_for_idle(entry, ctx),
         }
     }
+    /// True when an empty instance of this discipline hands an offered packet straight to an
+    /// idle transmitter and keeps no state about it (FIFO). The port then does not allocate
+    /// the queue until a packet has to wait; disciplines with per-packet accounting (AQMs,
+    /// schedulers) return false and are always materialized and consulted.
+    #[inline]
+    pub const fn empty_fifo_passes_through(&self) -> bool {
+        matches!(self, Queue::Fifo(_))
+    }
     /// Takes the next entry to transmit.
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {

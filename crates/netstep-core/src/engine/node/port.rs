@@ -22,7 +22,10 @@ use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::units::{BufferSize, Bytes, SimTime};
 
-/// Dynamic state of one egress port.
+/// Dynamic state of one egress port: the transmitter (hot, 40 bytes) and, once the port has
+/// ever held a waiting packet, dropped or lost one, or runs a discipline that keeps state even
+/// when empty, its cold part (allocated on first need). A packet that finds the transmitter
+/// idle and a FIFO empty touches only the hot part.
 #[derive(Clone, Debug, Default)]
 pub struct PortState {
     /// The transmitter is busy until this time.
@@ -31,10 +34,17 @@ pub struct PortState {
     pub tx_packets: u64,
     /// Bytes transmitted.
     pub tx_bytes: u64,
-    /// The queue element.
-    pub queue: Queue,
     /// A `PortReady` event is pending.
     pub wake_pending: bool,
+    /// The queue element and the rarely used counters.
+    pub cold: Option<Box<PortCold>>,
+}
+
+/// The part of a port that queueing, drops and losses touch.
+#[derive(Clone, Debug, Default)]
+pub struct PortCold {
+    /// The queue element.
+    pub queue: Queue,
     /// Packets dropped at this port (by the queue element).
     pub drops: u64,
     /// Packets lost on the wire (random link loss).
@@ -52,7 +62,31 @@ pub struct PortState {
 impl PortState {
     /// True when the port has done or holds anything worth reporting.
     pub fn is_used(&self) -> bool {
-        self.tx_packets > 0 || self.drops > 0 || self.lost > 0 || !self.queue.is_empty()
+        self.tx_packets > 0 || self.cold.is_some()
+    }
+    /// Packets waiting.
+    pub fn queue_len(&self) -> usize {
+        self.cold.as_ref().map_or(0, |c| c.queue.len())
+    }
+    /// Bytes waiting.
+    pub fn queue_bytes(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.queue.bytes())
+    }
+    /// Packets dropped by the queue element.
+    pub fn drops(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.drops)
+    }
+    /// Packets lost on the wire.
+    pub fn lost(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.lost)
+    }
+    /// Largest number of waiting packets seen.
+    pub fn max_queue_packets(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.max_queue_packets)
+    }
+    /// Largest number of waiting bytes seen.
+    pub fn max_queue_bytes(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.max_queue_bytes)
     }
 }
 
@@ -80,24 +114,31 @@ impl NodeState {
         };
         let traced = self.traced(&packet, now, model);
         let port = &mut self.ports[local as usize];
+        let idle = port.busy_until <= now && !port.wake_pending;
         let entry = Entry {
             packet,
             arrived_ps: now.0,
-            ahead_bytes: port.queue.bytes(),
-            ahead_packets: port.queue.len() as u32,
+            ahead_bytes: port.queue_bytes(),
+            ahead_packets: port.queue_len() as u32,
             traced,
         };
+        if idle && port.cold.is_none() && Queue::empty_fifo_passes_through(&Queue::default()) {
+            // The port's queue is a FIFO that has never held anything: the element's decision
+            // for an idle transmitter is known without materializing its state.
+            self.start_transmission(local, global, entry, now, model, sink);
+            return true;
+        }
+        let cold = port.cold.get_or_insert_with(Box::default);
         let mut ctx = QueueCtx {
             now,
             limit,
-            rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
+            rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
-        let idle = port.busy_until <= now && !port.wake_pending;
         let (admission, now_sending) = if idle {
             // The transmitter is idle: the queue decides and picks what goes now.
-            port.queue.enqueue_for_idle(entry, &mut ctx)
+            cold.queue.enqueue_for_idle(entry, &mut ctx)
         } else {
-            (port.queue.enqueue(entry, &mut ctx), None)
+            (cold.queue.enqueue(entry, &mut ctx), None)
         };
         let accepted = match admission {
             Admission::Accepted => true,
@@ -116,9 +157,10 @@ impl NodeState {
             return accepted;
         }
         let port = &mut self.ports[local as usize];
-        port.max_queue_packets = port.max_queue_packets.max(port.queue.len() as u64);
-        port.max_queue_bytes = port.max_queue_bytes.max(port.queue.bytes());
-        if !port.wake_pending && !port.queue.is_empty() {
+        let cold = port.cold.as_mut().expect("allocated above");
+        cold.max_queue_packets = cold.max_queue_packets.max(cold.queue.len() as u64);
+        cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes());
+        if !port.wake_pending && !cold.queue.is_empty() {
             port.wake_pending = true;
             let at = port.busy_until.max(now);
             self.schedule_local(
@@ -135,7 +177,7 @@ impl NodeState {
     /// Keeps one `PortReady` pending while packets wait behind a busy transmitter.
     fn wake_if_waiting(&mut self, local: u32, now: SimTime, sink: &mut impl EventSink) {
         let port = &mut self.ports[local as usize];
-        if !port.wake_pending && !port.queue.is_empty() {
+        if !port.wake_pending && port.queue_len() > 0 {
             port.wake_pending = true;
             let at = port.busy_until;
             self.schedule_local(
@@ -160,12 +202,15 @@ impl NodeState {
         let limit = model.net.class_of(global).buffer;
         let port = &mut self.ports[local as usize];
         port.wake_pending = false;
+        let Some(cold) = port.cold.as_mut() else {
+            return;
+        };
         let mut ctx = QueueCtx {
             now,
             limit,
-            rng: LazyStream::new(&mut port.queue_rng, model.seed, STREAM_QUEUE, global as u64),
+            rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
-        let Some(next) = port.queue.dequeue(&mut ctx) else {
+        let Some(next) = cold.queue.dequeue(&mut ctx) else {
             return;
         };
         self.start_transmission(local, global, next, now, model, sink);
@@ -180,7 +225,10 @@ impl NodeState {
         reason: DropReason,
         model: &Model,
     ) {
-        self.ports[local as usize].drops += 1;
+        self.ports[local as usize]
+            .cold
+            .get_or_insert_with(Box::default)
+            .drops += 1;
         self.counters.drops += 1;
         *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
         let reason = match reason {
@@ -214,9 +262,13 @@ impl NodeState {
         port.tx_packets += 1;
         port.tx_bytes += entry.packet.size_bytes as u64;
         self.counters.packet_hops += 1;
-        let lost = lost_on_wire(class, &mut port.loss_rng, model.seed, global);
+        let lost = class.loss_ppm > 0 && {
+            let cold = port.cold.get_or_insert_with(Box::default);
+            let lost = lost_on_wire(class, &mut cold.loss_rng, model.seed, global);
+            cold.lost += lost as u64;
+            lost
+        };
         if lost {
-            port.lost += 1;
             self.counters.drops += 1;
             *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
         }
