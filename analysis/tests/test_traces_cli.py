@@ -38,6 +38,14 @@ def test_trace_schemas_read_back_with_documented_types(traced_run: Path) -> None
     run = pl.read_parquet(traced_run / "run.parquet").row(0, named=True)
     assert run["trace_tables"] == "packet_hops,queue_samples"
     assert run["sample_interval_ns"] == 10_000  # conftest.traced_run samples every 10 us
+    # The quickstart leaves [nic] at its defaults; run.parquet records them with units.
+    assert (run["nic_buffer"], run["nic_per_flow"], run["nic_scheduler"]) == (
+        "1MB",
+        "2pkts",
+        "round_robin",
+    )
+    # Hosts never drop their own packets: no drop record at a host's egress port (hop 0).
+    assert hops.filter((pl.col("hop") == 0) & (pl.col("drop_reason") == "buffer_full")).height == 0
     assert hops.filter(pl.col("dequeue_ns").is_not_null()).height == run["packet_hops"]
 
 

@@ -238,6 +238,12 @@ pub struct RunRow {
     pub trace_tables: String,
     /// Queue sampling interval, ns.
     pub sample_interval_ns: Option<u64>,
+    /// Host NIC buffer, with its unit (`"1MB"`, `"100pkts"`).
+    pub nic_buffer: String,
+    /// Host NIC per-flow budget, with its unit.
+    pub nic_per_flow: String,
+    /// Host NIC scheduler (`round_robin`, `fifo`).
+    pub nic_scheduler: &'static str,
 }
 
 /// Builds the `run` batch.
@@ -265,6 +271,9 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
         Field::new("mtu_bytes", DataType::UInt64, false),
         Field::new("trace_tables", DataType::Utf8, false),
         Field::new("sample_interval_ns", DataType::UInt64, true),
+        Field::new("nic_buffer", DataType::Utf8, false),
+        Field::new("nic_per_flow", DataType::Utf8, false),
+        Field::new("nic_scheduler", dict(), false),
     ]));
     let one = |v: u64| -> ArrayRef {
         let mut b = UInt64Builder::with_capacity(1);
@@ -277,6 +286,8 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
     duration.append_option(row.duration_ns);
     let mut wall = Float64Builder::with_capacity(1);
     wall.append_value(row.wall_seconds);
+    let mut nic_scheduler = StringDictionaryBuilder::<Int8Type>::new();
+    nic_scheduler.append_value(row.nic_scheduler);
     let mut threads = UInt32Builder::with_capacity(1);
     threads.append_value(row.threads);
     RecordBatch::try_new(
@@ -304,6 +315,9 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
             one(row.mtu_bytes),
             Arc::new(StringArray::from(vec![row.trace_tables.clone()])),
             Arc::new(UInt64Array::from(vec![row.sample_interval_ns])),
+            Arc::new(StringArray::from(vec![row.nic_buffer.clone()])),
+            Arc::new(StringArray::from(vec![row.nic_per_flow.clone()])),
+            Arc::new(nic_scheduler.finish()),
         ],
     )
 }

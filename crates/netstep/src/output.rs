@@ -184,6 +184,9 @@ impl Tables {
                 .unwrap_or(0),
             trace_tables: meta.trace_tables.join(","),
             sample_interval_ns: model.trace.queue_samples.map(|i| i.as_ns()),
+            nic_buffer: model.nic.buffer.to_string(),
+            nic_per_flow: model.nic.per_flow.to_string(),
+            nic_scheduler: model.nic.scheduler.name(),
         };
         Tables { flows, run }
     }
