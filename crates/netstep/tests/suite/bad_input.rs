@@ -296,3 +296,16 @@ fn bad_override() {
     let o = run_text(GOOD, &["--set", "nonsense"]);
     assert_rejected(&o, &["--set", "KEY=VALUE"]);
 }
+
+#[test]
+fn bad_nic_settings() {
+    let zero = run_text(&format!("{GOOD}\n[nic]\nper_flow = \"0B\"\n"), &[]);
+    assert_rejected(&zero, &["nic.per_flow", "must be positive", "\"0B\""]);
+    let unit = run_text(&format!("{GOOD}\n[nic]\nbuffer = \"64\"\n"), &[]);
+    assert_rejected(
+        &unit,
+        &["nic.buffer", "\"64\"", "expected a size with a unit"],
+    );
+    let scheduler = run_text(&format!("{GOOD}\n[nic]\nscheduler = \"lifo\"\n"), &[]);
+    assert_rejected(&scheduler, &["unknown variant `lifo`", "round_robin"]);
+}

@@ -97,3 +97,25 @@ fn stopping_at_a_duration_matches_reference() {
     );
     check("duration", scenario(&text, &[]));
 }
+
+#[test]
+fn busy_host_nics_match_reference() {
+    // Hosts with many flows each, so the NIC's socket queues, budgets and both schedulers are
+    // exercised; plus a lossy fabric so drops and retransmissions happen.
+    for scheduler in ["round_robin", "fifo"] {
+        check(
+            &format!("quickstart with busy NICs ({scheduler})"),
+            scenario_file(
+                "scenarios/quickstart.toml",
+                &[
+                    "traffic.0.duration=\"2ms\"",
+                    "traffic.0.load=0.8",
+                    "nic.buffer=\"6pkts\"",
+                    "nic.per_flow=\"3KB\"",
+                    &format!("nic.scheduler=\"{scheduler}\""),
+                    "topology.links.loss=0.001",
+                ],
+            ),
+        );
+    }
+}
