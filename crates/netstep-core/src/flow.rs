@@ -219,4 +219,6 @@ pub struct FlowOutcome {
     pub timeouts: u64,
     /// When the receiver had every byte, if it did.
     pub end: Option<SimTime>,
+    /// Why the sender gave the flow up, if it did.
+    pub failure: Option<crate::transport::FailureReason>,
 }

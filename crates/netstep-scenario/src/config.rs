@@ -237,6 +237,9 @@ pub enum TransportConfig {
         rto_initial: Option<String>,
         /// Maximum backed-off RTO. Default `"60s"`.
         rto_max: Option<String>,
+        /// Retransmission timeouts in a row without progress before the flow is given up
+        /// (marked failed, `fail_reason = "retry_limit"`). Default 15 (Linux `tcp_retries2`).
+        max_retries: Option<u32>,
     },
 }
 

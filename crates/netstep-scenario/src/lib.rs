@@ -218,6 +218,7 @@ fn build(
                 rto_min: None,
                 rto_initial: None,
                 rto_max: None,
+                max_retries: None,
             },
             FieldPath::of(&["transport"]),
         )?,

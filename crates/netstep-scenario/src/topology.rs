@@ -50,10 +50,10 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
                 parse_buffer(buffer).map_err(|e| Invalid::unit(path.key("buffer"), e))?;
         }
         if let Some(loss) = layer.loss {
-            if !(0.0..1.0).contains(&loss) {
+            if !(0.0..=1.0).contains(&loss) {
                 return Err(Invalid::new(
                     path.key("loss"),
-                    format!("must be a probability in [0, 1), got {loss}"),
+                    format!("must be a probability in [0, 1], got {loss}"),
                 ));
             }
             class.loss_ppm = (loss * 1e6).round() as u32;

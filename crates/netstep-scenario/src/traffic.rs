@@ -123,6 +123,7 @@ pub fn resolve_transport(
             rto_min,
             rto_initial,
             rto_max,
+            max_retries,
         } => {
             let mss = size_at(mss, path.key("mss"), Bytes(1460))?;
             if mss.0 == 0 || mss.0 > 65_535 {
@@ -150,6 +151,7 @@ pub fn resolve_transport(
                 )?,
                 rto_max: duration_at(rto_max, path.key("rto_max"), SimTime::from_secs(60))?,
                 dupack_threshold: 3,
+                max_retries: max_retries.unwrap_or(15),
             };
             if spec.initial_cwnd == 0 {
                 return Err(Invalid::new(path.key("initial_cwnd"), "must be at least 1"));

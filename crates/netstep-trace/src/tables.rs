@@ -49,6 +49,8 @@ pub struct FlowRow {
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Why the flow was given up (`retry_limit`), if it was.
+    pub fail_reason: Option<&'static str>,
     /// Every byte reached the receiver.
     pub completed: bool,
 }
@@ -72,6 +74,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("retransmits", DataType::UInt64, false),
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
+        Field::new("fail_reason", dict(), true),
     ]));
     let u32col = |f: fn(&FlowRow) -> u32| u32_column(rows, f);
     let u64col = |f: fn(&FlowRow) -> u64| u64_column(rows, f);
@@ -81,6 +84,9 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         .for_each(|r| transport.append_value(r.transport));
     let mut slowdown = Float64Builder::with_capacity(rows.len());
     rows.iter().for_each(|r| slowdown.append_option(r.slowdown));
+    let mut fail_reason = StringDictionaryBuilder::<Int8Type>::new();
+    rows.iter()
+        .for_each(|r| fail_reason.append_option(r.fail_reason));
     let mut completed = BooleanBuilder::with_capacity(rows.len());
     rows.iter()
         .for_each(|r| completed.append_value(r.completed));
@@ -103,6 +109,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.retransmits),
             u64col(|r| r.timeouts),
             Arc::new(completed.finish()),
+            Arc::new(fail_reason.finish()),
         ],
     )
 }

@@ -138,6 +138,7 @@ impl Tables {
                     packets_dropped: r.packets_dropped,
                     retransmits: r.retransmits,
                     timeouts: r.timeouts,
+                    fail_reason: r.failure.map(|f| f.name()),
                     completed: r.end.is_some(),
                 }
             })

@@ -63,7 +63,7 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
     let hops_per_sec = output.stats.packet_hops as f64 / wall.max(1e-9);
     format!(
         "scenario {name} (seed {seed}, {threads} thread{s}, window {window})\n\
-         flows done     {done}/{total}\n\
+         flows done     {done}/{total}{failed}\n\
          slowdown       p50 {p50}  p99 {p99}\n\
          drops          {drops}\n\
          simulated      {simulated} (last flow done at {last_done})\n\
@@ -76,6 +76,15 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
         window = output.stats.window,
         done = tables.run.flows_completed,
         total = tables.run.flows,
+        failed = match tables
+            .flows
+            .iter()
+            .filter(|f| f.fail_reason.is_some())
+            .count()
+        {
+            0 => String::new(),
+            n => format!(" ({n} failed: retry limit)"),
+        },
         p50 = fmt(percentile(&slowdowns, 0.5)),
         p99 = fmt(percentile(&slowdowns, 0.99)),
         drops = output.stats.drops,

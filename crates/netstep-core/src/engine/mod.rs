@@ -196,6 +196,7 @@ pub(crate) fn collect_output<'a>(
             fast_retransmits: 0,
             timeouts: 0,
             end: None,
+            failure: None,
         })
         .collect();
     let mut ports = BTreeMap::new();
@@ -235,6 +236,7 @@ pub(crate) fn collect_output<'a>(
             outcome.retransmits = c.retransmits;
             outcome.fast_retransmits = c.fast_retransmits;
             outcome.timeouts = c.timeouts;
+            outcome.failure = c.failure;
         }
         if let Some(Some(receiver)) =
             find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize))

@@ -72,6 +72,23 @@ pub struct TransportOut {
     pub timers: Vec<(SimTime, u32)>,
 }
 
+/// Why a flow was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureReason {
+    /// Its sender's retransmission timer expired `max_retries + 1` times in a row without
+    /// progress (Linux `tcp_retries2`).
+    RetryLimit,
+}
+
+impl FailureReason {
+    /// The name used in `flows.parquet` (`fail_reason`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            FailureReason::RetryLimit => "retry_limit",
+        }
+    }
+}
+
 /// Counters of a sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderCounters {
@@ -83,6 +100,8 @@ pub struct SenderCounters {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Set when the sender gave the flow up.
+    pub failure: Option<FailureReason>,
 }
 
 /// The sending side of a flow.
@@ -157,12 +176,15 @@ impl Sender {
         out: &mut TransportOut,
     ) -> bool {
         let before = out.packets.len() + out.timers.len();
-        match (self, spec) {
+        let failed_before = self.counters().failure.is_some();
+        match (&mut *self, spec) {
             (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
             (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_timer(p, token, now, out),
             _ => {}
         }
+        // Live: it sent or set something, or it gave the flow up.
         out.packets.len() + out.timers.len() > before
+            || (!failed_before && self.counters().failure.is_some())
     }
     /// What the sender did so far.
     pub fn counters(&self) -> SenderCounters {
@@ -176,6 +198,7 @@ impl Sender {
                 retransmits: s.retransmits,
                 fast_retransmits: s.fast_retransmits,
                 timeouts: s.timeouts,
+                failure: s.failure,
             },
         }
     }

@@ -27,6 +27,9 @@ pub struct NewRenoSpec {
     pub rto_max: SimTime,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
+    /// Retransmission timeouts in a row without progress after which the flow is given up
+    /// (the next expiry fails it): Linux `tcp_retries2`, default 15.
+    pub max_retries: u32,
 }
 
 impl NewRenoSpec {
@@ -74,6 +77,10 @@ pub struct NewRenoSender {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Timeouts in a row since `snd_una` last advanced.
+    backoffs: u32,
+    /// Set when the flow was given up.
+    pub failure: Option<super::FailureReason>,
 }
 
 impl NewRenoSender {
@@ -106,6 +113,8 @@ impl NewRenoSender {
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            backoffs: 0,
+            failure: None,
         };
         s.send_available(spec, now, out);
         s
@@ -130,10 +139,11 @@ impl NewRenoSender {
         out: &mut TransportOut,
     ) {
         let a = ack.seq;
-        if self.is_done() || a < self.snd_una {
+        if self.is_done() || self.failure.is_some() || a < self.snd_una {
             return;
         }
         if a > self.snd_una {
+            self.backoffs = 0;
             self.sample_rtt(spec, SimTime(now.0.saturating_sub(ack.sent_ps)));
             let acked = (a - self.snd_una) as f64;
             self.snd_una = a;
@@ -189,7 +199,7 @@ impl NewRenoSender {
         now: SimTime,
         out: &mut TransportOut,
     ) {
-        if token != self.timer_token || self.is_done() {
+        if token != self.timer_token || self.is_done() || self.failure.is_some() {
             return;
         }
         self.timer_at = None;
@@ -201,6 +211,13 @@ impl NewRenoSender {
             return;
         }
         // Retransmission timeout (RFC 6298 5.4-5.7, RFC 5681 eq. 4).
+        if self.backoffs >= spec.max_retries {
+            // Give up: no more packets, no more timers; the run can end.
+            self.failure = Some(super::FailureReason::RetryLimit);
+            self.rto_deadline = None;
+            return;
+        }
+        self.backoffs += 1;
         self.timeouts += 1;
         let flight = (self.high_sent - self.snd_una) as f64;
         self.ssthresh = (flight / 2.0).max(2.0);

@@ -403,3 +403,51 @@ fn shipped_scenarios_never_drop_at_a_host_nic() {
         }
     }
 }
+
+#[test]
+fn a_flow_over_a_dead_link_fails_within_the_retry_bound() {
+    // Every packet lost on the bottleneck: the sender times out `max_retries` times with the
+    // RTO doubling from rto_initial (capped at rto_max), then the next expiry gives up. The
+    // run must end (no infinite retries) with the flow marked failed, and the run's end is
+    // bounded by the sum of the backed-off timeouts.
+    let text = r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+[topology.links]
+rate = "10Gbps"
+delay = "1us"
+[topology.fabric_links]
+loss = 1.0
+[transport]
+kind = "tcp_newreno"
+rto_initial = "1ms"
+rto_min = "1ms"
+rto_max = "8ms"
+max_retries = 5
+[[traffic]]
+kind = "flows"
+flows = [{ src = "l0", dst = "r0", size = "100KB" }]
+"#;
+    let s = scenario(text, &[]);
+    let out = run_reference(&s);
+    let f = &out.flows[0];
+    assert_eq!(f.end, None);
+    assert_eq!(
+        f.failure,
+        Some(netstep_core::transport::FailureReason::RetryLimit)
+    );
+    assert_eq!(f.timeouts, 5);
+    // Expiries at 1, 1+2, 1+2+4, 1+2+4+8, +8, and the sixth (giving up) +8 ms: 31 ms, plus
+    // the microseconds it takes to send the first window.
+    let bound_ps = (1 + 2 + 4 + 8 + 8 + 8) * 1_000_000_000 + 1_000_000_000;
+    assert!(
+        out.stats.last_event.0 <= bound_ps,
+        "run ended at {}",
+        out.stats.last_event
+    );
+    assert!(out.stats.last_event.0 >= 31 * 1_000_000_000);
+    let window = run_window(&s, 2, WindowMode::Exact);
+    assert_same_simulation(&out, &window, "retry limit: window vs reference");
+}
