@@ -22,7 +22,7 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub nic: NicFileConfig,
     /// Default transport of every traffic block that does not set its own.
-    /// Default: `tcp_newreno` with its defaults.
+    /// Default: `tcp` (NewReno with SACK) with its defaults.
     pub transport: Option<TransportConfig>,
     /// Traffic blocks; several may be combined.
     #[serde(default)]
@@ -223,8 +223,20 @@ pub enum TransportConfig {
         /// (exponential service times at a single bottleneck: M/M/1).
         size_distribution: Option<SizeDistributionConfig>,
     },
-    /// TCP NewReno.
-    TcpNewreno {
+    /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK
+    /// recovery and a congestion control.
+    #[serde(alias = "tcp_newreno")]
+    Tcp {
+        /// Congestion control. Default `"newreno"`.
+        cc: Option<CcConfig>,
+        /// SACK (RFC 2018) and SACK-based recovery (RFC 6675). Default true; false gives
+        /// NewReno's cumulative-ACK recovery (RFC 6582).
+        sack: Option<bool>,
+        /// Delayed-ACK timeout (ACK every second segment or after this delay). Default off;
+        /// `"0s"` is off too. Example: `delayed_ack = "200us"`.
+        delayed_ack: Option<String>,
+        /// Slow-start increase per ACK in segments (RFC 3465 `L`); 0 = no limit. Default 2.
+        abc_limit: Option<u32>,
         /// Payload per segment. Default `"1460B"`.
         mss: Option<String>,
         /// Header bytes per segment and ACK size. Default `"40B"`.
@@ -241,6 +253,14 @@ pub enum TransportConfig {
         /// (marked failed, `fail_reason = "retry_limit"`). Default 15 (Linux `tcp_retries2`).
         max_retries: Option<u32>,
     },
+}
+
+/// A TCP congestion control.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CcConfig {
+    /// NewReno (RFC 5681, RFC 6582).
+    Newreno,
 }
 
 /// Packet size distribution of an open-loop source.

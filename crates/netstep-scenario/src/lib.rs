@@ -211,7 +211,11 @@ fn build(
     let default_transport = match &parsed.transport {
         Some(t) => traffic::resolve_transport(t, FieldPath::of(&["transport"]))?,
         None => traffic::resolve_transport(
-            &TransportConfig::TcpNewreno {
+            &TransportConfig::Tcp {
+                cc: None,
+                sack: None,
+                delayed_ack: None,
+                abc_limit: None,
                 mss: None,
                 header: None,
                 initial_cwnd: None,

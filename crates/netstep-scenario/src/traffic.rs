@@ -8,9 +8,10 @@ use std::path::Path;
 use netstep_core::flow::{ExplicitPath, FlowSpec};
 use netstep_core::rng::{STREAM_TRAFFIC, stream};
 use netstep_core::topology::{NodeKind, TopologySpec};
-use netstep_core::transport::{NewRenoSpec, OpenLoopSpec, SizeDistribution, TransportSpec};
+use netstep_core::transport::tcp::TcpSpec;
+use netstep_core::transport::{CcSpec, OpenLoopSpec, SizeDistribution, TransportSpec};
 
-use crate::config::SizeDistributionConfig;
+use crate::config::{CcConfig, SizeDistributionConfig};
 use netstep_core::units::{Bytes, SimTime, parse_duration, parse_rate, parse_size};
 use rand::{Rng, RngExt};
 use rand_pcg::Pcg64Mcg;
@@ -33,8 +34,8 @@ pub enum TransportTemplate {
         /// Packet size distribution.
         size_distribution: SizeDistribution,
     },
-    /// NewReno.
-    NewReno(NewRenoSpec),
+    /// TCP.
+    Tcp(TcpSpec),
 }
 
 fn duration_at(
@@ -116,7 +117,11 @@ pub fn resolve_transport(
                 size_distribution,
             })
         }
-        TransportConfig::TcpNewreno {
+        TransportConfig::Tcp {
+            cc,
+            sack,
+            delayed_ack,
+            abc_limit,
             mss,
             header,
             initial_cwnd,
@@ -139,7 +144,14 @@ pub fn resolve_transport(
                     format!("must be between 1B and 65535B, got {header}"),
                 ));
             }
-            let spec = NewRenoSpec {
+            let delayed_ack = duration_at(delayed_ack, path.key("delayed_ack"), SimTime::ZERO)?;
+            let spec = TcpSpec {
+                sack: sack.unwrap_or(true),
+                delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
+                abc_limit: abc_limit.unwrap_or(2),
+                cc: match cc.unwrap_or(CcConfig::Newreno) {
+                    CcConfig::Newreno => CcSpec::NewReno,
+                },
                 mss_bytes: mss.0 as u32,
                 header_bytes: header.0 as u32,
                 initial_cwnd: initial_cwnd.unwrap_or(10),
@@ -162,7 +174,7 @@ pub fn resolve_transport(
                     "must be positive and at most rto_max",
                 ));
             }
-            Ok(TransportTemplate::NewReno(spec))
+            Ok(TransportTemplate::Tcp(spec))
         }
     }
 }
@@ -222,7 +234,7 @@ impl TransportTemplate {
                     Bytes(packet_size.0 * n_packets as u64),
                 ))
             }
-            TransportTemplate::NewReno(spec) => {
+            TransportTemplate::Tcp(spec) => {
                 let size = amount.unwrap_or_else(|n| Bytes(n as u64 * spec.mss_bytes as u64));
                 if size.0 == 0 {
                     return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
@@ -233,7 +245,7 @@ impl TransportTemplate {
                         format!("{size} needs more than 2^31 segments"),
                     ));
                 }
-                Ok((TransportSpec::NewReno(spec.clone()), size))
+                Ok((TransportSpec::Tcp(spec.clone()), size))
             }
         }
     }

@@ -121,9 +121,9 @@ impl Tables {
                     flow_id: flow.id,
                     src: flow.spec.src,
                     dst: flow.spec.dst,
-                    transport: match flow.spec.transport {
+                    transport: match &flow.spec.transport {
                         TransportSpec::OpenLoop(_) => "open_loop",
-                        TransportSpec::NewReno(_) => "tcp_newreno",
+                        TransportSpec::Tcp(t) => t.cc.transport_name(),
                     },
                     size_bytes: flow.spec.size.0,
                     start_ns: flow.spec.start.as_ns(),

@@ -1,26 +1,30 @@
 //! Transports: the senders and receivers that run on hosts. One transport per file, dispatched
-//! through the [`Sender`] / [`Receiver`] enums (no `dyn`). Later congestion controls (CUBIC,
-//! DCTCP, DCQCN, BBR, REAL's generic/JK/DEC sources) are further variants.
+//! through the [`Sender`] / [`Receiver`] enums (no `dyn`). TCP is one reliable sender and
+//! receiver ([`tcp`]) with the congestion control as a separate enum ([`cc`]): later TCP
+//! congestion controls (CUBIC, DCTCP, BBR) are one [`cc`] file each; rate-based transports
+//! (DCQCN, HPCC, TIMELY) and REAL's sources are further variants here.
 //!
 //! A transport never touches the network directly: it writes packets and timers into a
 //! [`TransportOut`], which its host's logical process turns into NIC enqueues and events.
 
-mod newreno;
+pub mod cc;
 mod open_loop;
+pub mod tcp;
 
-pub use newreno::{NewRenoReceiver, NewRenoSender, NewRenoSpec};
+pub use cc::{CcSpec, CongestionControl};
 pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribution};
 
 use crate::packet::Packet;
 use crate::units::{Bytes, SimTime};
+use tcp::{TcpReceiver, TcpSender, TcpSpec};
 
 /// Transport choice and parameters of one flow.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     /// Unacknowledged packets at a fixed (or exponential) interval.
     OpenLoop(OpenLoopSpec),
-    /// TCP NewReno (RFC 6582) with cumulative ACKs.
-    NewReno(NewRenoSpec),
+    /// TCP: reliable sender with SACK (or NewReno) recovery and a congestion control.
+    Tcp(TcpSpec),
 }
 
 impl TransportSpec {
@@ -28,7 +32,7 @@ impl TransportSpec {
     pub fn packet_sizes(&self, size: Bytes) -> Vec<Bytes> {
         match self {
             TransportSpec::OpenLoop(s) => vec![s.packet_size; s.n_packets as usize],
-            TransportSpec::NewReno(s) => (0..s.n_segments(size))
+            TransportSpec::Tcp(s) => (0..s.n_segments(size))
                 .map(|i| Bytes(s.segment_wire_bytes(size, i) as u64))
                 .collect(),
         }
@@ -40,7 +44,7 @@ impl TransportSpec {
                 SizeDistribution::Constant => s.packet_size,
                 SizeDistribution::Exponential => Bytes(1),
             },
-            TransportSpec::NewReno(s) => {
+            TransportSpec::Tcp(s) => {
                 let last = s.segment_wire_bytes(size, s.n_segments(size).saturating_sub(1));
                 Bytes(s.header_bytes.min(last) as u64)
             }
@@ -51,14 +55,14 @@ impl TransportSpec {
     pub fn max_packet(&self, size: Bytes) -> Bytes {
         match self {
             TransportSpec::OpenLoop(s) => s.packet_size,
-            TransportSpec::NewReno(s) => Bytes(s.segment_wire_bytes(size, 0) as u64),
+            TransportSpec::Tcp(s) => Bytes(s.segment_wire_bytes(size, 0) as u64),
         }
     }
     /// Minimum spacing between consecutive data packets imposed by the source itself.
     pub fn min_spacing(&self) -> SimTime {
         match self {
             TransportSpec::OpenLoop(s) => s.interval,
-            TransportSpec::NewReno(_) => SimTime::ZERO,
+            TransportSpec::Tcp(_) => SimTime::ZERO,
         }
     }
 }
@@ -109,8 +113,8 @@ pub struct SenderCounters {
 pub enum Sender {
     /// Open-loop source.
     OpenLoop(OpenLoopSender),
-    /// NewReno sender.
-    NewReno(Box<NewRenoSender>),
+    /// TCP sender.
+    Tcp(Box<TcpSender>),
 }
 
 /// The receiving side of a flow.
@@ -119,7 +123,7 @@ pub enum Receiver {
     /// Counts open-loop packets.
     OpenLoop(OpenLoopReceiver),
     /// Reassembles and acknowledges TCP segments.
-    NewReno(NewRenoReceiver),
+    Tcp(TcpReceiver),
 }
 
 /// Identity of a flow as its endpoints see it.
@@ -149,9 +153,7 @@ impl Sender {
             TransportSpec::OpenLoop(s) => {
                 Sender::OpenLoop(OpenLoopSender::start(s, ends, now, out))
             }
-            TransportSpec::NewReno(s) => {
-                Sender::NewReno(Box::new(NewRenoSender::start(s, ends, now, out)))
-            }
+            TransportSpec::Tcp(s) => Sender::Tcp(Box::new(TcpSender::start(s, ends, now, out))),
         }
     }
     /// A feedback packet (Ack, Nack, Cnp, Notify) of this flow arrived.
@@ -163,8 +165,8 @@ impl Sender {
         out: &mut TransportOut,
     ) {
         match (self, spec) {
-            (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_ack(p, ack, now, out),
-            (Sender::OpenLoop(_), _) | (Sender::NewReno(_), _) => {}
+            (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_ack(p, ack, now, out),
+            (Sender::OpenLoop(_), _) | (Sender::Tcp(_), _) => {}
         }
     }
     /// A timer this sender set fired; true when it was live.
@@ -179,7 +181,7 @@ impl Sender {
         let failed_before = self.counters().failure.is_some();
         match (&mut *self, spec) {
             (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
-            (Sender::NewReno(s), TransportSpec::NewReno(p)) => s.on_timer(p, token, now, out),
+            (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_timer(p, token, now, out),
             _ => {}
         }
         // Live: it sent or set something, or it gave the flow up.
@@ -193,7 +195,7 @@ impl Sender {
                 packets_sent: s.sent as u64,
                 ..SenderCounters::default()
             },
-            Sender::NewReno(s) => SenderCounters {
+            Sender::Tcp(s) => SenderCounters {
                 packets_sent: s.packets_sent,
                 retransmits: s.retransmits,
                 fast_retransmits: s.fast_retransmits,
@@ -209,7 +211,7 @@ impl Receiver {
     pub fn new(spec: &TransportSpec, ends: FlowEnds) -> Receiver {
         match spec {
             TransportSpec::OpenLoop(s) => Receiver::OpenLoop(OpenLoopReceiver::new(s)),
-            TransportSpec::NewReno(s) => Receiver::NewReno(NewRenoReceiver::new(s, ends)),
+            TransportSpec::Tcp(s) => Receiver::Tcp(TcpReceiver::new(s, ends)),
         }
     }
     /// A data packet arrived.
@@ -222,25 +224,28 @@ impl Receiver {
     ) {
         match (self, spec) {
             (Receiver::OpenLoop(r), _) => r.on_data(data, now),
-            (Receiver::NewReno(r), TransportSpec::NewReno(p)) => r.on_data(p, data, now, out),
+            (Receiver::Tcp(r), TransportSpec::Tcp(p)) => r.on_data(p, data, now, out),
             _ => {}
         }
     }
     /// A timer this receiver set fired; true when it was live.
     pub fn on_timer(
         &mut self,
-        _spec: &TransportSpec,
-        _token: u32,
+        spec: &TransportSpec,
+        token: u32,
         _now: SimTime,
-        _out: &mut TransportOut,
+        out: &mut TransportOut,
     ) -> bool {
-        false
+        match (self, spec) {
+            (Receiver::Tcp(r), TransportSpec::Tcp(p)) => r.on_timer(p, token, out),
+            _ => false,
+        }
     }
     /// `(distinct data packets delivered, completion time)`.
     pub fn outcome(&self) -> (u64, Option<SimTime>) {
         match self {
             Receiver::OpenLoop(r) => (r.delivered as u64, r.completed),
-            Receiver::NewReno(r) => (r.delivered, r.completed),
+            Receiver::Tcp(r) => (r.delivered, r.completed),
         }
     }
 }

@@ -8,7 +8,7 @@ mod determinism;
 mod differential;
 mod golden;
 mod ground_truth;
-mod newreno;
 mod properties;
 mod queueing;
+mod tcp;
 mod traces;

@@ -1,0 +1,251 @@
+//! The TCP receiver: reassembly, cumulative ACKs with one SACK block (RFC 2018), optional
+//! delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+//!
+//! Out-of-order segments are kept as disjoint ranges. Each ACK carries the cumulative point
+//! and, when data is missing, one SACK block: the range holding the segment that triggered the
+//! ACK, or, when that segment advanced the cumulative point, the lowest range still held
+//! (RFC 2018 §4 asks for that block first; netstep's packet has room for one, so a sender
+//! learns the others from the ACKs of the segments that made them).
+//!
+//! With `delayed_ack`, an in-order segment is acknowledged together with the next one or when
+//! the delay expires, whichever comes first; a segment out of order, a duplicate, or one that
+//! fills (part of) a gap is acknowledged at once. An ACK echoes the send time of the oldest
+//! segment it acknowledges first (RFC 7323 §4.3), so delayed ACKs show in the sender's RTT.
+
+use std::collections::BTreeMap;
+
+use super::TcpSpec;
+use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
+use crate::transport::{FlowEnds, TransportOut};
+use crate::units::SimTime;
+
+/// Receiver state of one TCP flow.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    flow: u32,
+    src: u32,
+    n_segments: u32,
+    expected: u32,
+    /// Out-of-order ranges `start -> end` (exclusive), disjoint and not adjacent.
+    ranges: BTreeMap<u32, u32>,
+    acks_sent: u32,
+    /// In-order segments received and not yet acknowledged (delayed ACK).
+    pending: u32,
+    /// Send time echoed by the next ACK.
+    echo_ps: u64,
+    timer_token: u32,
+    /// Distinct segments received.
+    pub delivered: u64,
+    /// When the last missing segment arrived.
+    pub completed: Option<SimTime>,
+}
+
+impl TcpReceiver {
+    /// A receiver for a flow.
+    pub fn new(spec: &TcpSpec, ends: FlowEnds) -> TcpReceiver {
+        TcpReceiver {
+            flow: ends.flow,
+            src: ends.src,
+            n_segments: spec.n_segments(ends.size),
+            expected: 0,
+            ranges: BTreeMap::new(),
+            acks_sent: 0,
+            pending: 0,
+            echo_ps: 0,
+            timer_token: 0,
+            delivered: 0,
+            completed: None,
+        }
+    }
+
+    /// Stores `seq` if new; returns `(new, in order)`.
+    fn store(&mut self, seq: u32) -> (bool, bool) {
+        if seq < self.expected {
+            return (false, false);
+        }
+        if seq == self.expected {
+            self.expected += 1;
+            if let Some((&start, &end)) = self.ranges.first_key_value()
+                && start == self.expected
+            {
+                self.ranges.remove(&start);
+                self.expected = end;
+            }
+            return (true, true);
+        }
+        // Out of order: merge into the ranges.
+        let before = self.ranges.range(..=seq).next_back().map(|(&s, &e)| (s, e));
+        if let Some((_, end)) = before
+            && seq < end
+        {
+            return (false, false);
+        }
+        let mut start = seq;
+        let mut end = seq + 1;
+        if let Some((s, e)) = before
+            && e == seq
+        {
+            self.ranges.remove(&s);
+            start = s;
+        }
+        if let Some(e) = self.ranges.remove(&end) {
+            end = e;
+        }
+        self.ranges.insert(start, end);
+        (true, false)
+    }
+
+    /// The SACK block to report: the range holding `seq`, else the lowest one.
+    fn sack_block(&self, seq: u32) -> Option<(u32, u32)> {
+        let (start, end) = self
+            .ranges
+            .range(..=seq)
+            .next_back()
+            .filter(|&(_, &e)| seq < e)
+            .or_else(|| self.ranges.first_key_value())
+            .map(|(&s, &e)| (s, e))?;
+        // The packet's length field holds 65,535 segments; keep the part nearest `seq`.
+        let max = u16::MAX as u32;
+        let start = if end - start > max {
+            seq.clamp(start, end - 1).saturating_sub(max - 1).max(start)
+        } else {
+            start
+        };
+        Some((start, (end - start).min(max)))
+    }
+
+    /// Accepts a segment; acknowledges it now or arms the delayed-ACK timer.
+    pub fn on_data(&mut self, spec: &TcpSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
+        let seq = data.seq;
+        let had_gap = !self.ranges.is_empty();
+        let (new, in_order) = self.store(seq);
+        if new {
+            self.delivered += 1;
+        }
+        if self.expected == self.n_segments && self.completed.is_none() {
+            self.completed = Some(now);
+        }
+        if self.pending == 0 {
+            self.echo_ps = data.sent_ps;
+        }
+        let delay = match spec.delayed_ack {
+            Some(delay) if new && in_order && !had_gap && self.pending == 0 => delay,
+            _ => {
+                self.send_ack(spec, seq, out);
+                return;
+            }
+        };
+        self.pending = 1;
+        self.timer_token = self.timer_token.wrapping_add(1);
+        out.timers.push((now + delay, self.timer_token));
+    }
+
+    /// The delayed-ACK timer fired; true when it sent an ACK.
+    pub fn on_timer(&mut self, spec: &TcpSpec, token: u32, out: &mut TransportOut) -> bool {
+        if token != self.timer_token || self.pending == 0 {
+            return false;
+        }
+        self.send_ack(spec, self.expected, out);
+        true
+    }
+
+    fn send_ack(&mut self, spec: &TcpSpec, seq: u32, out: &mut TransportOut) {
+        let mut ack = Packet::new(
+            PacketKind::Ack,
+            self.flow,
+            ACK_NUMBER_BIT | self.acks_sent,
+            self.expected,
+            self.src,
+            spec.header_bytes,
+        );
+        ack.sent_ps = self.echo_ps;
+        if let Some((start, len)) = self.sack_block(seq) {
+            ack.sack_start = start;
+            ack.sack_len = len as u16;
+        }
+        out.packets.push(ack);
+        self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
+        self.pending = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::CcSpec;
+    use crate::units::Bytes;
+
+    fn spec(delayed_ack: Option<SimTime>) -> TcpSpec {
+        TcpSpec {
+            delayed_ack,
+            ..TcpSpec::new(CcSpec::NewReno)
+        }
+    }
+
+    fn receiver(spec: &TcpSpec) -> TcpReceiver {
+        let ends = FlowEnds {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            size: Bytes(1460 * 20),
+            seed: 1,
+        };
+        TcpReceiver::new(spec, ends)
+    }
+
+    fn data(seq: u32, sent_ps: u64) -> Packet {
+        let mut p = Packet::new(PacketKind::Data, 0, seq, seq, 1, 1500);
+        p.sent_ps = sent_ps;
+        p
+    }
+
+    #[test]
+    fn sack_block_holds_the_segment_that_triggered_the_ack() {
+        let spec = spec(None);
+        let mut r = receiver(&spec);
+        let mut out = TransportOut::default();
+        for seq in [0, 2, 3, 6, 4] {
+            r.on_data(&spec, &data(seq, 0), SimTime(1), &mut out);
+        }
+        let blocks: Vec<(u32, u32, u16)> = out
+            .packets
+            .iter()
+            .map(|a| (a.seq, a.sack_start, a.sack_len))
+            .collect();
+        assert_eq!(
+            blocks,
+            vec![(1, 0, 0), (1, 2, 1), (1, 2, 2), (1, 6, 1), (1, 2, 3)]
+        );
+        out.packets.clear();
+        r.on_data(&spec, &data(1, 0), SimTime(2), &mut out);
+        // The hole at 1 filled: cumulative point 5, the lowest remaining range reported.
+        assert_eq!((out.packets[0].seq, out.packets[0].sack_start), (5, 6));
+        assert_eq!(r.delivered, 6);
+    }
+
+    #[test]
+    fn delayed_ack_covers_two_segments_or_fires_on_its_timer() {
+        let spec = spec(Some(SimTime(500)));
+        let mut r = receiver(&spec);
+        let mut out = TransportOut::default();
+        r.on_data(&spec, &data(0, 10), SimTime(100), &mut out);
+        assert!(out.packets.is_empty());
+        assert_eq!(out.timers, vec![(SimTime(600), 1)]);
+        r.on_data(&spec, &data(1, 20), SimTime(110), &mut out);
+        assert_eq!(out.packets.len(), 1, "every second segment is acknowledged");
+        assert_eq!(
+            (out.packets[0].seq, out.packets[0].sent_ps),
+            (2, 10),
+            "echoes the oldest segment it acknowledges"
+        );
+        assert!(!r.on_timer(&spec, 1, &mut out), "the timer was overtaken");
+        r.on_data(&spec, &data(2, 30), SimTime(120), &mut out);
+        let token = out.timers.last().unwrap().1;
+        assert!(r.on_timer(&spec, token, &mut out));
+        assert_eq!(out.packets.last().unwrap().seq, 3);
+        // Out of order: acknowledged at once.
+        let n = out.packets.len();
+        r.on_data(&spec, &data(5, 40), SimTime(130), &mut out);
+        assert_eq!(out.packets.len(), n + 1);
+    }
+}

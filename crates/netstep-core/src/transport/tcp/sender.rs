@@ -1,0 +1,302 @@
+//! The reliable TCP sender: sequence space (segments numbered from 0), retransmission timer
+//! (RFC 6298, [`super::rto`]), retry limit, and loss recovery in one of two modes:
+//! - **SACK** (default, RFC 6675): a [`Scoreboard`] of the receiver's SACK blocks; on
+//!   `DupThresh` duplicate ACKs (or when the first unacknowledged segment is `IsLost`) the
+//!   window is reduced once and every ACK then sends, while `cwnd - pipe >= 1`, the lowest lost
+//!   segment not yet retransmitted, else new data, else the rescue of rule 3: several holes are
+//!   repaired per round trip. After a timeout every segment not SACKed is lost and is sent
+//!   again in order, skipping what the receiver already holds.
+//! - **NewReno** (`sack = false`, RFC 6582): cumulative ACKs only; fast retransmit of the
+//!   first unacknowledged segment, window inflation by duplicate ACKs, one hole repaired per
+//!   partial ACK (one per round trip); go-back-N after a timeout.
+//!
+//! How much may be in flight comes from the [`CongestionControl`].
+
+use super::scoreboard::Scoreboard;
+use super::{RtoEstimator, TcpSpec};
+use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
+use crate::transport::cc::{AckSample, CongestionControl};
+use crate::transport::{FailureReason, FlowEnds, TransportOut};
+use crate::units::SimTime;
+
+/// Sender state of one TCP flow.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    ends: FlowEnds,
+    n_segments: u32,
+    cc: CongestionControl,
+    /// NewReno window inflation during fast recovery (`sack = false` only).
+    inflation: f64,
+    scoreboard: Option<Scoreboard>,
+    snd_una: u32,
+    /// Next segment to send in NewReno mode (go-back-N after a timeout).
+    snd_nxt: u32,
+    high_sent: u32,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: Option<u32>,
+    rto: RtoEstimator,
+    rto_deadline: Option<SimTime>,
+    timer_at: Option<SimTime>,
+    timer_token: u32,
+    number: u32,
+    /// Data segments put on the wire, retransmissions included.
+    pub packets_sent: u64,
+    /// Segments sent more than once.
+    pub retransmits: u64,
+    /// Loss recoveries entered (fast retransmits).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Timeouts in a row since `snd_una` last advanced.
+    backoffs: u32,
+    /// Set when the flow was given up.
+    pub failure: Option<FailureReason>,
+}
+
+impl TcpSender {
+    /// Starts the connection (no handshake): the initial window leaves at `now`.
+    pub fn start(spec: &TcpSpec, ends: FlowEnds, now: SimTime, out: &mut TransportOut) -> Self {
+        let mut s = TcpSender {
+            n_segments: spec.n_segments(ends.size),
+            ends,
+            cc: CongestionControl::new(spec.cc, spec.initial_cwnd),
+            inflation: 0.0,
+            scoreboard: spec.sack.then(|| Scoreboard::new(spec.dupack_threshold)),
+            snd_una: 0,
+            snd_nxt: 0,
+            high_sent: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: None,
+            rto: RtoEstimator::new(spec.rto_initial),
+            rto_deadline: None,
+            timer_at: None,
+            timer_token: 0,
+            number: 0,
+            packets_sent: 0,
+            retransmits: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+            backoffs: 0,
+            failure: None,
+        };
+        s.send_available(spec, now, out);
+        s
+    }
+
+    /// Congestion window in segments (with NewReno's recovery inflation).
+    pub fn cwnd(&self) -> f64 {
+        self.cc.cwnd() + self.inflation
+    }
+
+    /// True once every segment is acknowledged.
+    pub fn is_done(&self) -> bool {
+        self.snd_una >= self.n_segments
+    }
+
+    /// Processes an ACK: cumulative point `ack.seq`, SACK block `[sack_start, +sack_len)`.
+    pub fn on_ack(&mut self, spec: &TcpSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+        let a = ack.seq;
+        if self.is_done() || self.failure.is_some() || a < self.snd_una {
+            return;
+        }
+        if a > self.snd_una {
+            self.backoffs = 0;
+            let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
+            self.rto.sample(rtt, spec.rto_min, spec.rto_max);
+            let acked = a - self.snd_una;
+            self.snd_una = a;
+            self.snd_nxt = self.snd_nxt.max(a);
+            if let Some(sb) = self.scoreboard.as_mut() {
+                sb.advance(a);
+                sb.sack(ack.sack_start, ack.sack_len as u32);
+            }
+            let flight = self.high_sent - self.snd_una;
+            if self.in_recovery {
+                if self.recover.is_some_and(|r| a > r) {
+                    // Full ACK: leave fast recovery.
+                    self.cc.on_recovery_exit(flight);
+                    self.inflation = 0.0;
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                } else if self.scoreboard.is_none() {
+                    // NewReno partial ACK: retransmit the next hole, deflate by the amount
+                    // acknowledged (RFC 6582 3.2 step 5).
+                    self.emit(spec, self.snd_una, now, out);
+                    let cwnd = self.cc.cwnd();
+                    self.inflation = (cwnd + self.inflation - acked as f64 + 1.0).max(1.0) - cwnd;
+                }
+            } else {
+                self.dupacks = 0;
+                self.cc.on_ack(&AckSample {
+                    acked,
+                    now,
+                    rtt,
+                    abc_limit: spec.abc_limit,
+                });
+            }
+            if self.is_done() {
+                self.rto_deadline = None;
+                return;
+            }
+            self.arm_rto(now, out);
+        } else if self.snd_una < self.high_sent {
+            self.dupacks += 1;
+            if let Some(sb) = self.scoreboard.as_mut() {
+                sb.sack(ack.sack_start, ack.sack_len as u32);
+            }
+            if self.in_recovery {
+                if self.scoreboard.is_none() {
+                    self.inflation += 1.0;
+                }
+            } else if self.scoreboard.is_none()
+                && self.dupacks == spec.dupack_threshold
+                && self.recover.is_none_or(|r| a > r)
+            {
+                self.enter_recovery(spec, now, out);
+            }
+        }
+        if let Some(sb) = &self.scoreboard
+            && !self.in_recovery
+            && self.snd_una < self.high_sent
+            && (self.dupacks >= spec.dupack_threshold || sb.is_lost(self.snd_una))
+            && self.recover.is_none_or(|r| self.snd_una > r)
+        {
+            self.enter_recovery(spec, now, out);
+        }
+        self.send_available(spec, now, out);
+    }
+
+    /// Loss detected: reduce once, retransmit the first unacknowledged segment.
+    fn enter_recovery(&mut self, spec: &TcpSpec, now: SimTime, out: &mut TransportOut) {
+        let flight = self.high_sent - self.snd_una;
+        self.cc.on_congestion(flight);
+        self.recover = Some(self.high_sent - 1);
+        self.in_recovery = true;
+        self.fast_retransmits += 1;
+        self.emit(spec, self.snd_una, now, out);
+        if self.scoreboard.is_none() {
+            self.inflation = spec.dupack_threshold as f64;
+        }
+        self.arm_rto(now, out);
+    }
+
+    /// A timer fired; `token` identifies which.
+    pub fn on_timer(&mut self, spec: &TcpSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+        if token != self.timer_token || self.is_done() || self.failure.is_some() {
+            return;
+        }
+        self.timer_at = None;
+        let Some(deadline) = self.rto_deadline else {
+            return;
+        };
+        if deadline > now {
+            self.schedule_timer(deadline, out);
+            return;
+        }
+        // Retransmission timeout (RFC 6298 5.4-5.7, RFC 5681 eq. 4).
+        if self.backoffs >= spec.max_retries {
+            // Give up: no more packets, no more timers; the run can end.
+            self.failure = Some(FailureReason::RetryLimit);
+            self.rto_deadline = None;
+            return;
+        }
+        self.backoffs += 1;
+        self.timeouts += 1;
+        let flight = self.high_sent - self.snd_una;
+        self.cc.on_timeout(flight);
+        self.inflation = 0.0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // No new recovery before everything sent so far is acknowledged (RFC 6582 §4,
+        // RFC 6675 §5.1).
+        self.recover = Some(self.high_sent - 1);
+        self.snd_nxt = self.snd_una;
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sb.timeout();
+        }
+        self.rto.back_off(spec.rto_max);
+        self.rto_deadline = None;
+        self.send_available(spec, now, out);
+    }
+
+    fn send_available(&mut self, spec: &TcpSpec, now: SimTime, out: &mut TransportOut) {
+        let mut sent_any = false;
+        if self.scoreboard.is_some() {
+            // RFC 6675 §5 step (C): while cwnd - pipe >= 1 segment, send NextSeg.
+            let cwnd = self.cc.cwnd();
+            loop {
+                let sb = self.scoreboard.as_mut().expect("SACK mode");
+                if sb.pipe() as f64 + 1.0 > cwnd {
+                    break;
+                }
+                let seq = if let Some(lost) = sb.next_lost() {
+                    lost
+                } else if self.high_sent < self.n_segments {
+                    self.high_sent
+                } else if self.in_recovery
+                    && let Some(rescue) = sb.next_rescue()
+                {
+                    rescue
+                } else {
+                    break;
+                };
+                self.emit(spec, seq, now, out);
+                sent_any = true;
+            }
+        } else {
+            let window = self.cwnd().floor();
+            while self.snd_nxt < self.n_segments && ((self.snd_nxt - self.snd_una) as f64) < window
+            {
+                let seq = self.snd_nxt;
+                self.emit(spec, seq, now, out);
+                self.snd_nxt += 1;
+                sent_any = true;
+            }
+        }
+        if sent_any && self.rto_deadline.is_none() {
+            self.arm_rto(now, out);
+        }
+    }
+
+    fn emit(&mut self, spec: &TcpSpec, seq: u32, now: SimTime, out: &mut TransportOut) {
+        if seq < self.high_sent {
+            self.retransmits += 1;
+            if let Some(sb) = self.scoreboard.as_mut() {
+                sb.retransmitted(seq);
+            }
+        } else {
+            self.high_sent = seq + 1;
+            if let Some(sb) = self.scoreboard.as_mut() {
+                sb.sent_up_to(self.high_sent);
+            }
+        }
+        self.packets_sent += 1;
+        let mut packet = Packet::new(
+            PacketKind::Data,
+            self.ends.flow,
+            self.number,
+            seq,
+            self.ends.dst,
+            spec.segment_wire_bytes(self.ends.size, seq),
+        );
+        packet.sent_ps = now.0;
+        out.packets.push(packet);
+        self.number = (self.number + 1) & !ACK_NUMBER_BIT;
+    }
+
+    fn arm_rto(&mut self, now: SimTime, out: &mut TransportOut) {
+        let deadline = now + self.rto.rto();
+        self.rto_deadline = Some(deadline);
+        if self.timer_at.is_none_or(|at| deadline < at) {
+            self.schedule_timer(deadline, out);
+        }
+    }
+
+    fn schedule_timer(&mut self, at: SimTime, out: &mut TransportOut) {
+        self.timer_token = self.timer_token.wrapping_add(1);
+        self.timer_at = Some(at);
+        out.timers.push((at, self.timer_token));
+    }
+}

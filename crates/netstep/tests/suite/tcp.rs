@@ -1,0 +1,193 @@
+//! TCP behaviour: utilisation, fairness, loss recovery with and without SACK, delayed ACKs.
+
+use netstep_core::engine::WindowMode;
+
+use crate::common::*;
+
+/// Node ids of the dumbbell switches for `pairs` host pairs.
+fn switches(pairs: u32) -> (u32, u32) {
+    (2 * pairs, 2 * pairs + 1)
+}
+
+#[test]
+fn one_flow_fills_a_bottleneck_with_a_bdp_buffer() {
+    // RTT = 2 x 3 x 100 us = 600 us; BDP at 1 Gb/s = 75 KB.
+    let text = dumbbell_tcp(1, "1Gbps", "100us", "75KB", "100MB", "");
+    let s = scenario(&text, &[]);
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let flow = &out.flows[0];
+    let end = flow.end.expect("flow completes");
+    let (sl, sr) = switches(1);
+    let port = s
+        .model
+        .net
+        .port_id(sl, s.model.net.port_towards(sl, sr).unwrap());
+    let bottleneck = out.ports.iter().find(|p| p.port == port).unwrap();
+    let utilisation = bottleneck.tx_bytes as f64 * 8.0 / (1e9 * end.as_secs_f64());
+    assert!(
+        flow.packets_dropped > 0,
+        "the buffer must overflow at some point for the test to mean anything"
+    );
+    assert!(
+        utilisation >= 0.95,
+        "utilisation {utilisation:.4} (drops {}, timeouts {})",
+        flow.packets_dropped,
+        flow.timeouts
+    );
+}
+
+#[test]
+fn eight_flows_share_a_bottleneck_fairly() {
+    let text = dumbbell_tcp(
+        8,
+        "1Gbps",
+        "20us",
+        "120KB",
+        "1GB",
+        "[simulation]\nduration = \"1s\"\n",
+    );
+    let s = scenario(&text, &[]);
+    let out = run_window(&s, 2, WindowMode::Exact);
+    let x: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| f.packets_delivered as f64)
+        .collect();
+    let jain =
+        x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
+    let total_bits = x.iter().sum::<f64>() * 1500.0 * 8.0;
+    assert!(
+        total_bits > 0.9e9 * 0.9,
+        "the 8 flows together fill the link: {total_bits:.3e} bits in 1 s"
+    );
+    assert!(jain >= 0.95, "Jain index {jain:.4} over {x:?}");
+}
+
+#[test]
+fn random_loss_triggers_fast_retransmit() {
+    let text = dumbbell_tcp(1, "1Gbps", "20us", "1MB", "3MB", "");
+    let s = scenario(&text, &["topology.fabric_links.loss=0.005"]);
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let flow = &out.flows[0];
+    assert!(flow.end.is_some(), "flow completes despite loss");
+    assert!(flow.packets_dropped > 0);
+    assert!(flow.fast_retransmits > 0, "{flow:?}");
+    assert!(flow.retransmits >= flow.fast_retransmits);
+}
+
+#[test]
+fn losing_a_whole_window_triggers_a_timeout() {
+    // 10 segments leave at once into a 2-packet buffer in front of a 100x slower link: the
+    // tail of the window is lost with too few duplicate ACKs to recover, so only the RTO helps.
+    let text = dumbbell_tcp(1, "100Mbps", "20us", "2pkts", "14600B", "");
+    let s = scenario(&text, &[]);
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let flow = &out.flows[0];
+    assert!(flow.end.is_some(), "flow completes after the timeout");
+    assert!(flow.timeouts >= 1, "{flow:?}");
+    assert_eq!(flow.packets_delivered, 10);
+    // The timeout fires no earlier than the configured 10 ms initial RTO.
+    assert!(flow.end.unwrap().as_secs_f64() >= 0.010, "{:?}", flow.end);
+}
+
+/// Arrival times of the segments of `flow` that filled a gap (arrived after a higher segment,
+/// for the first time): on a single path these are the retransmissions that repaired a loss.
+fn hole_fills(out: &netstep_core::engine::RunOutput, flow: u32) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut highest = None;
+    let mut fills = Vec::new();
+    let mut deliveries: Vec<_> = out.deliveries.iter().filter(|d| d.flow == flow).collect();
+    deliveries.sort_by_key(|d| d.arrived_ps);
+    for d in deliveries {
+        if !seen.insert(d.seq) {
+            continue;
+        }
+        if highest.is_some_and(|h| d.seq < h) {
+            fills.push(d.arrived_ps);
+        }
+        highest = highest.max(Some(d.seq));
+    }
+    fills
+}
+
+/// Most hole fills within any interval of length `window_ps`.
+fn most_fills_within(fills: &[u64], window_ps: u64) -> usize {
+    (0..fills.len())
+        .map(|i| fills[i..].partition_point(|&t| t < fills[i] + window_ps))
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn sack_repairs_several_holes_per_round_trip_newreno_one() {
+    // Slow start overshoots a 30 KB buffer in front of a 10x slower link: one window loses
+    // many segments. Propagation RTT = 6 links x 20 us = 120 us. NewReno (sack = false)
+    // learns of the next hole only from the partial ACK of the previous repair, so two repairs
+    // reach the receiver at least one RTT apart (at most one per 120 us, analytically); with
+    // SACK the scoreboard marks every hole lost at once and the repairs go out back to back.
+    let text = dumbbell_tcp(1, "1Gbps", "20us", "30KB", "3MB", "");
+    let rtt_ps = 120_000_000;
+    let run = |sack: bool| {
+        let mut s = scenario(&text, &[&format!("transport.sack={sack}")]);
+        s.model.record_deliveries = true;
+        run_window(&s, 1, WindowMode::Exact)
+    };
+    let (with, without) = (run(true), run(false));
+    for (name, out) in [("sack", &with), ("newreno", &without)] {
+        let f = &out.flows[0];
+        assert!(f.end.is_some(), "{name}: {f:?}");
+        assert_eq!(
+            f.timeouts, 0,
+            "{name}: fast recovery only, for the bound to hold: {f:?}"
+        );
+        assert!(
+            f.packets_dropped >= 10,
+            "{name}: a multi-loss window: {f:?}"
+        );
+    }
+    let (fs, fn_) = (hole_fills(&with, 0), hole_fills(&without, 0));
+    let (ms, mn) = (
+        most_fills_within(&fs, rtt_ps),
+        most_fills_within(&fn_, rtt_ps),
+    );
+    assert_eq!(
+        mn,
+        1,
+        "NewReno repairs one hole per round trip ({} fills)",
+        fn_.len()
+    );
+    assert!(
+        ms >= 5,
+        "SACK repairs several holes per round trip: {ms} ({} fills)",
+        fs.len()
+    );
+    let (es, en) = (with.flows[0].end.unwrap(), without.flows[0].end.unwrap());
+    assert!(es < en, "SACK finishes first: {es:?} vs {en:?}");
+    eprintln!(
+        "holes per RTT: sack {ms}, newreno {mn}; fct sack {es:?}, newreno {en:?}; drops {} / {}",
+        with.flows[0].packets_dropped, without.flows[0].packets_dropped
+    );
+}
+
+#[test]
+fn delayed_ack_halves_the_acks_of_a_clean_transfer() {
+    // 100 full segments over a clean path: with delayed ACKs every second in-order segment is
+    // acknowledged (RFC 5681 §4.2), plus the segments left alone when a window ends, which the
+    // 200 us timer acknowledges: between n/2 and n ACKs, and fewer than without.
+    let text = dumbbell_tcp(1, "1Gbps", "20us", "1MB", "146000B", "");
+    let acks = |delayed: &str| {
+        let s = scenario(&text, &[&format!("transport.delayed_ack=\"{delayed}\"")]);
+        let out = run_window(&s, 1, WindowMode::Exact);
+        let receiver = s.model.net.port_id(1, 0); // r0 (node 1): a host's only port
+        let port = out.ports.iter().find(|p| p.port == receiver).unwrap();
+        (port.tx_packets, out.flows[0].end.unwrap())
+    };
+    let (immediate, end_immediate) = acks("0s");
+    let (delayed, end_delayed) = acks("200us");
+    assert_eq!(immediate, 100, "one ACK per segment");
+    assert!(
+        (50..=60).contains(&delayed),
+        "about every second segment: {delayed}"
+    );
+    assert!(end_delayed >= end_immediate);
+}
