@@ -237,6 +237,8 @@ pub enum TransportConfig {
         delayed_ack: Option<String>,
         /// Slow-start increase per ACK in segments (RFC 3465 `L`); 0 = no limit. Default 2.
         abc_limit: Option<u32>,
+        /// Pace segments at 2x / 1.2x cwnd per RTT (Linux `fq` pacing). Default false.
+        pacing: Option<bool>,
         /// Payload per segment. Default `"1460B"`.
         mss: Option<String>,
         /// Header bytes per segment and ACK size. Default `"40B"`.

@@ -216,6 +216,7 @@ fn build(
                 sack: None,
                 delayed_ack: None,
                 abc_limit: None,
+                pacing: None,
                 mss: None,
                 header: None,
                 initial_cwnd: None,

@@ -122,6 +122,7 @@ pub fn resolve_transport(
             sack,
             delayed_ack,
             abc_limit,
+            pacing,
             mss,
             header,
             initial_cwnd,
@@ -149,6 +150,7 @@ pub fn resolve_transport(
                 sack: sack.unwrap_or(true),
                 delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
                 abc_limit: abc_limit.unwrap_or(2),
+                pacing: pacing.unwrap_or(false),
                 cc: match cc.unwrap_or(CcConfig::Newreno) {
                     CcConfig::Newreno => CcSpec::NewReno,
                 },

@@ -309,3 +309,30 @@ fn bad_nic_settings() {
     let scheduler = run_text(&format!("{GOOD}\n[nic]\nscheduler = \"lifo\"\n"), &[]);
     assert_rejected(&scheduler, &["unknown variant `lifo`", "round_robin"]);
 }
+
+#[test]
+fn bad_tcp_settings() {
+    let cc = run_text(
+        &format!("{GOOD}\n[transport]\nkind = \"tcp\"\ncc = \"cubik\"\n"),
+        &[],
+    );
+    assert_rejected(&cc, &["unknown variant `cubik`", "newreno"]);
+    let sack = run_text(
+        &format!("{GOOD}\n[transport]\nkind = \"tcp\"\nsack = \"yes\"\n"),
+        &[],
+    );
+    // (Located at the enclosing table, not the key: issue 7 "type errors point at the table".)
+    assert_rejected(&sack, &["string \"yes\"", "expected a boolean"]);
+    let delay = run_text(
+        &format!("{GOOD}\n[transport]\nkind = \"tcp\"\ndelayed_ack = \"200\"\n"),
+        &[],
+    );
+    assert_rejected(
+        &delay,
+        &[
+            "transport.delayed_ack",
+            "\"200\"",
+            "expected a number with a unit",
+        ],
+    );
+}

@@ -51,13 +51,17 @@ pub struct TcpSpec {
     pub delayed_ack: Option<SimTime>,
     /// Slow-start increase per ACK, in segments (RFC 3465 `L`, RFC 5681 §3.1); 0 = no limit.
     pub abc_limit: u32,
+    /// Pace segments at 2x (slow start) or 1.2x (avoidance) cwnd per smoothed RTT, as Linux
+    /// does with `fq` (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`); a congestion control
+    /// with its own pacing rate is paced regardless.
+    pub pacing: bool,
     /// Congestion control.
     pub cc: CcSpec,
 }
 
 impl TcpSpec {
     /// The defaults: MSS 1460 B, 40 B headers, initial window 10, RTO 1 ms min / 1 s initial /
-    /// 60 s max, DupThresh 3, 15 retries, SACK on, no delayed ACK, ABC limit 2.
+    /// 60 s max, DupThresh 3, 15 retries, SACK on, no delayed ACK, ABC limit 2, no pacing.
     pub fn new(cc: CcSpec) -> TcpSpec {
         TcpSpec {
             mss_bytes: 1460,
@@ -71,6 +75,7 @@ impl TcpSpec {
             sack: true,
             delayed_ack: None,
             abc_limit: 2,
+            pacing: false,
             cc,
         }
     }

@@ -10,7 +10,9 @@
 //!   first unacknowledged segment, window inflation by duplicate ACKs, one hole repaired per
 //!   partial ACK (one per round trip); go-back-N after a timeout.
 //!
-//! How much may be in flight comes from the [`CongestionControl`].
+//! How much may be in flight comes from the [`CongestionControl`]; when it has a pacing rate
+//! (or `pacing = true`), segments leave no closer than their size at that rate, the rest
+//! waiting on a pacing timer.
 
 use super::scoreboard::Scoreboard;
 use super::{RtoEstimator, TcpSpec};
@@ -18,6 +20,9 @@ use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::transport::cc::{AckSample, CongestionControl};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
+
+/// Timer tokens with this bit are pacing timers; the others the retransmission timer.
+const PACE_TOKEN: u32 = 1 << 31;
 
 /// Sender state of one TCP flow.
 #[derive(Clone, Debug)]
@@ -39,6 +44,10 @@ pub struct TcpSender {
     rto_deadline: Option<SimTime>,
     timer_at: Option<SimTime>,
     timer_token: u32,
+    /// Earliest time the next segment may leave when pacing.
+    next_send: SimTime,
+    /// Pending pacing timer: `(time, token)`.
+    pace_timer: Option<(SimTime, u32)>,
     number: u32,
     /// Data segments put on the wire, retransmissions included.
     pub packets_sent: u64,
@@ -73,6 +82,8 @@ impl TcpSender {
             rto_deadline: None,
             timer_at: None,
             timer_token: 0,
+            next_send: SimTime::ZERO,
+            pace_timer: None,
             number: 0,
             packets_sent: 0,
             retransmits: 0,
@@ -184,7 +195,17 @@ impl TcpSender {
 
     /// A timer fired; `token` identifies which.
     pub fn on_timer(&mut self, spec: &TcpSpec, token: u32, now: SimTime, out: &mut TransportOut) {
-        if token != self.timer_token || self.is_done() || self.failure.is_some() {
+        if self.is_done() || self.failure.is_some() {
+            return;
+        }
+        if token & PACE_TOKEN != 0 {
+            if self.pace_timer == Some((now, token)) {
+                self.pace_timer = None;
+                self.send_available(spec, now, out);
+            }
+            return;
+        }
+        if token != self.timer_token {
             return;
         }
         self.timer_at = None;
@@ -221,8 +242,48 @@ impl TcpSender {
         self.send_available(spec, now, out);
     }
 
+    /// Pacing rate in bit/s: the congestion control's own, else (with `pacing = true`) the
+    /// Linux default of 2 (slow start) or 1.2 (avoidance) x cwnd per smoothed RTT.
+    fn pacing_rate(&self, spec: &TcpSpec) -> Option<f64> {
+        if let Some(rate) = self.cc.pacing_rate() {
+            return Some(rate);
+        }
+        if !spec.pacing {
+            return None;
+        }
+        let srtt = self.rto.srtt()?.as_secs_f64();
+        let cwnd = self.cc.cwnd();
+        let ratio = if cwnd < self.cc.ssthresh() / 2.0 {
+            2.0
+        } else {
+            1.2
+        };
+        let segment_bits = (spec.mss_bytes + spec.header_bytes) as f64 * 8.0;
+        (srtt > 0.0).then(|| ratio * cwnd * segment_bits / srtt)
+    }
+
+    /// When pacing: true if a segment may leave now, else arms the pacing timer.
+    fn pace_allows(&mut self, now: SimTime, out: &mut TransportOut) -> bool {
+        if self.next_send <= now {
+            return true;
+        }
+        if self.pace_timer.is_none_or(|(at, _)| at != self.next_send) {
+            let token = PACE_TOKEN | (self.pace_timer.map_or(0, |(_, t)| t + 1) & !PACE_TOKEN);
+            self.pace_timer = Some((self.next_send, token));
+            out.timers.push((self.next_send, token));
+        }
+        false
+    }
+
+    /// A segment of `bytes` left at `now` under pacing at `rate`.
+    fn paced(&mut self, now: SimTime, bytes: u32, rate: f64) {
+        let gap_ps = (bytes as f64 * 8.0 / rate * 1e12).ceil() as u64;
+        self.next_send = self.next_send.max(now) + SimTime(gap_ps);
+    }
+
     fn send_available(&mut self, spec: &TcpSpec, now: SimTime, out: &mut TransportOut) {
         let mut sent_any = false;
+        let pace = self.pacing_rate(spec);
         if self.scoreboard.is_some() {
             // RFC 6675 §5 step (C): while cwnd - pipe >= 1 segment, send NextSeg.
             let cwnd = self.cc.cwnd();
@@ -242,6 +303,12 @@ impl TcpSender {
                 } else {
                     break;
                 };
+                if let Some(rate) = pace {
+                    if !self.pace_allows(now, out) {
+                        break;
+                    }
+                    self.paced(now, spec.segment_wire_bytes(self.ends.size, seq), rate);
+                }
                 self.emit(spec, seq, now, out);
                 sent_any = true;
             }
@@ -250,6 +317,12 @@ impl TcpSender {
             while self.snd_nxt < self.n_segments && ((self.snd_nxt - self.snd_una) as f64) < window
             {
                 let seq = self.snd_nxt;
+                if let Some(rate) = pace {
+                    if !self.pace_allows(now, out) {
+                        break;
+                    }
+                    self.paced(now, spec.segment_wire_bytes(self.ends.size, seq), rate);
+                }
                 self.emit(spec, seq, now, out);
                 self.snd_nxt += 1;
                 sent_any = true;
@@ -295,7 +368,7 @@ impl TcpSender {
     }
 
     fn schedule_timer(&mut self, at: SimTime, out: &mut TransportOut) {
-        self.timer_token = self.timer_token.wrapping_add(1);
+        self.timer_token = self.timer_token.wrapping_add(1) & !PACE_TOKEN;
         self.timer_at = Some(at);
         out.timers.push((at, self.timer_token));
     }
