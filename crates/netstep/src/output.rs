@@ -21,48 +21,144 @@ use netstep_trace::{
 /// Tables every run writes.
 pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
 
+/// Every file a run folder may hold: the tables netstep writes. A folder holding anything else
+/// is not a netstep run and is never replaced or deleted.
+pub const RUN_FILES: [&str; 5] = [
+    "flows.parquet",
+    "links.parquet",
+    "run.parquet",
+    "packet_hops.parquet",
+    "queue_samples.parquet",
+];
+
 /// A run folder being written.
 pub struct Staging {
     /// The temporary folder.
     pub dir: PathBuf,
+    /// The final folder, symbolic links resolved.
     target: PathBuf,
 }
 
-impl Staging {
-    /// Checks the target and creates the temporary folder next to it. A target that exists
-    /// must be a previous netstep run (it will be replaced); anything else is refused.
-    pub fn prepare(target: &Path) -> anyhow::Result<Staging> {
-        if target.exists() {
-            if !target.is_dir() {
-                bail!("--out {}: exists and is not a folder", target.display());
+/// Resolves `--out` to an absolute path without symbolic links: an existing path is
+/// canonicalized (a dangling link or a loop is an error), a new one is its canonical parent
+/// (created if missing) joined with its name.
+fn resolve(target: &Path) -> anyhow::Result<PathBuf> {
+    let shown = target.display();
+    match std::fs::symlink_metadata(target) {
+        Ok(meta) => std::fs::canonicalize(target).map_err(|e| {
+            if meta.file_type().is_symlink() {
+                anyhow!(
+                    "--out {shown}: a symbolic link that does not resolve to a folder ({e}); remove it or choose another folder"
+                )
+            } else {
+                anyhow!("--out {shown}: cannot resolve the path ({e})")
             }
-            let empty = std::fs::read_dir(target)
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            if !empty && !target.join("run.parquet").exists() {
-                bail!(
-                    "--out {}: the folder exists and is not a netstep run (no run.parquet); choose another folder or remove it",
-                    target.display()
-                );
-            }
+        }),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            let name = match target.components().next_back() {
+                Some(std::path::Component::Normal(name)) => name.to_owned(),
+                _ => bail!("--out {shown}: not a folder name"),
+            };
+            let parent = match target.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            std::fs::create_dir_all(&parent).map_err(|e| {
+                anyhow!(
+                    "--out {shown}: cannot create parent folder {}: {e}",
+                    parent.display()
+                )
+            })?;
+            let parent = std::fs::canonicalize(&parent)
+                .map_err(|e| anyhow!("--out {shown}: cannot resolve {}: {e}", parent.display()))?;
+            Ok(parent.join(name))
         }
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
+        Err(e) => bail!("--out {shown}: cannot inspect the path ({e})"),
+    }
+}
+
+/// Checks that an existing folder holds nothing but a previous run's tables (or nothing).
+fn check_replaceable(target: &Path, shown: &Path) -> anyhow::Result<()> {
+    if !target.is_dir() {
+        bail!("--out {}: exists and is not a folder", shown.display());
+    }
+    let entries = std::fs::read_dir(target)
+        .map_err(|e| anyhow!("--out {}: cannot list the folder ({e})", shown.display()))?;
+    let mut foreign = Vec::new();
+    let mut any = false;
+    let mut has_run = false;
+    for entry in entries {
+        let entry = entry
+            .map_err(|e| anyhow!("--out {}: cannot list the folder ({e})", shown.display()))?;
+        any = true;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if is_file && RUN_FILES.contains(&name.as_str()) {
+            has_run |= name == "run.parquet";
+        } else {
+            foreign.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        let more = if foreign.len() > 3 {
+            format!(" and {} more", foreign.len() - 3)
+        } else {
+            String::new()
         };
-        std::fs::create_dir_all(&parent).map_err(|e| {
-            anyhow!(
-                "--out {}: cannot create parent folder {}: {e}",
+        foreign.truncate(3);
+        bail!(
+            "--out {}: the folder holds {}{more}, which netstep did not write; it is not a netstep run and will not be replaced: choose another folder",
+            shown.display(),
+            foreign.join(", ")
+        );
+    }
+    if any && !has_run {
+        bail!(
+            "--out {}: the folder is not a complete netstep run (no run.parquet); choose another folder or remove it",
+            shown.display()
+        );
+    }
+    Ok(())
+}
+
+impl Staging {
+    /// Resolves the target (symbolic links included), refuses the working directory or a
+    /// folder containing it, checks that an existing target is a previous netstep run (only
+    /// netstep's tables in it) or empty, and creates the temporary folder next to it.
+    pub fn prepare(target: &Path) -> anyhow::Result<Staging> {
+        let resolved = resolve(target)?;
+        let parent = match resolved.parent() {
+            Some(parent) => parent.to_path_buf(),
+            None => bail!(
+                "--out {}: the file-system root cannot be a run folder",
+                target.display()
+            ),
+        };
+        if let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize)
+            && cwd.starts_with(&resolved)
+        {
+            bail!(
+                "--out {}: is the working directory or a folder containing it ({}); netstep replaces its output folder, so choose a new folder such as out/run",
                 target.display(),
-                parent.display()
-            )
-        })?;
-        let name = target
+                resolved.display()
+            );
+        }
+        if resolved.exists() {
+            check_replaceable(&resolved, target)?;
+        }
+        let name = resolved
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "run".into());
         let dir = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if dir.exists() {
+            // Only a staging folder of this very process id can be here: a crashed run's.
             std::fs::remove_dir_all(&dir).ok();
         }
         std::fs::create_dir(&dir).map_err(|e| {
@@ -73,20 +169,48 @@ impl Staging {
         })?;
         Ok(Staging {
             dir,
-            target: target.to_path_buf(),
+            target: resolved,
         })
     }
 
-    /// Moves the complete folder into place (replacing a previous run there).
+    /// Moves the complete folder into place. A previous run there is first moved aside, then
+    /// the new one renamed in, then the old run's tables (and nothing else) are removed; a
+    /// folder that gained foreign files meanwhile is refused, not deleted.
     pub fn commit(self) -> anyhow::Result<()> {
-        if self.target.exists() {
-            std::fs::remove_dir_all(&self.target).with_context(|| {
-                format!("removing the previous run at {}", self.target.display())
-            })?;
+        let target = &self.target;
+        let exists = std::fs::symlink_metadata(target).is_ok();
+        let empty_dir = exists
+            && std::fs::read_dir(target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+        if !exists || empty_dir {
+            // rename(2) replaces an empty folder atomically.
+            return std::fs::rename(&self.dir, target)
+                .with_context(|| format!("moving the run into {}", target.display()));
         }
-        // After the rename the staging path no longer exists, so `Drop` finds nothing to remove.
-        std::fs::rename(&self.dir, &self.target)
-            .with_context(|| format!("moving the run into {}", self.target.display()))
+        check_replaceable(target, target)?;
+        let mut aside_name = self.dir.file_name().unwrap_or_default().to_owned();
+        aside_name.push(".previous");
+        let aside = self.dir.with_file_name(aside_name);
+        std::fs::rename(target, &aside)
+            .with_context(|| format!("moving the previous run at {} aside", target.display()))?;
+        if let Err(e) = std::fs::rename(&self.dir, target) {
+            let _ = std::fs::rename(&aside, target);
+            return Err(e).with_context(|| format!("moving the run into {}", target.display()));
+        }
+        for file in RUN_FILES {
+            match std::fs::remove_file(aside.join(file)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| {
+                        format!("removing the previous run's {file} in {}", aside.display())
+                    });
+                }
+                _ => {}
+            }
+        }
+        // Not recursive: anything that appeared in the old folder meanwhile is kept.
+        std::fs::remove_dir(&aside)
+            .with_context(|| format!("removing the previous run's folder {}", aside.display()))
     }
 }
 

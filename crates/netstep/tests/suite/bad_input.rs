@@ -336,3 +336,154 @@ fn bad_tcp_settings() {
         ],
     );
 }
+
+/// Runs the good scenario from `cwd` with `--out out`; returns (exit code, stderr).
+fn run_good_from(cwd: &Path, out: &str) -> (i32, String) {
+    let scenario = tempfile::tempdir().unwrap();
+    let file = scenario.path().join("scenario.toml");
+    std::fs::write(&file, GOOD).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "--quiet"])
+        .arg(&file)
+        .args(["--out", out])
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The folder's entries, sorted (names only).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn output_folder_that_is_the_working_directory_or_holds_it_is_refused() {
+    // The data-loss report: `--out .` in a folder holding run.parquet and notes.txt deleted
+    // both. The working directory, its parents and any spelling of them are refused up front.
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("work");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::write(work.join("run.parquet"), "not really parquet").unwrap();
+    std::fs::write(work.join("notes.txt"), "keep me").unwrap();
+    let absolute = work.to_string_lossy().into_owned();
+    for out in [".", "./", "..", "sub/..", "sub/../..", absolute.as_str()] {
+        let (code, stderr) = run_good_from(&work, out);
+        assert_eq!(code, 2, "--out {out}: {stderr}");
+        assert!(
+            stderr.contains("working directory"),
+            "--out {out}: {stderr}"
+        );
+        assert_eq!(
+            entries(&work),
+            ["notes.txt", "run.parquet", "sub"],
+            "--out {out}"
+        );
+        assert_eq!(
+            entries(root.path()),
+            ["work"],
+            "--out {out}: nothing staged"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+}
+
+#[test]
+fn run_folder_with_a_foreign_file_is_not_replaced() {
+    // run.parquet alone does not make a folder netstep's: anything netstep does not write
+    // (here notes.txt, or a sub-folder) keeps the folder from being replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("old-run");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("run.parquet"), "x").unwrap();
+    std::fs::write(out.join("notes.txt"), "keep me").unwrap();
+    let stderr = run_good_into(dir.path(), &out);
+    assert!(
+        stderr.contains("notes.txt") && stderr.contains("did not write"),
+        "{stderr}"
+    );
+    assert_eq!(entries(&out), ["notes.txt", "run.parquet"]);
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    std::fs::create_dir(out.join("plots")).unwrap();
+    let stderr = run_good_into(dir.path(), &out);
+    assert!(stderr.contains("plots"), "{stderr}");
+    assert_eq!(entries(&out), ["plots", "run.parquet"]);
+}
+
+#[test]
+fn output_symlink_that_does_not_resolve_is_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    let a = dir.path().join("loop-a");
+    let b = dir.path().join("loop-b");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    for out in [&dangling, &a] {
+        // A long scenario: refusing it up front is what keeps the test short.
+        let scenario = dir.path().join("scenario.toml");
+        std::fs::write(
+            &scenario,
+            GOOD.replace(
+                "flows = [{ src = \"h0\", dst = \"h5\", size = \"10KB\" }]",
+                "flows = [{ src = \"h0\", dst = \"h5\", size = \"10GB\" }]",
+            ),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+            .args(["run", "--quiet"])
+            .arg(&scenario)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("symbolic link"), "{stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "refused before simulating a 10 GB flow"
+        );
+    }
+    assert_eq!(
+        entries(dir.path()),
+        ["dangling", "loop-a", "loop-b", "scenario.toml"]
+    );
+}
+
+#[test]
+fn a_full_disk_midway_leaves_nothing_at_the_final_path() {
+    // A file-size limit of 4 KiB makes the Parquet writers fail partway (EFBIG; SIGXFSZ is
+    // ignored so the write returns an error instead of killing the process), as a full disk
+    // would. links.parquet of a FatTree-4 is larger than that.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.toml");
+    std::fs::write(&scenario, GOOD).unwrap();
+    let out = dir.path().join("run");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 4; exec '{}' run --quiet '{}' --out '{}'",
+        env!("CARGO_BIN_EXE_netstep"),
+        scenario.display(),
+        out.display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("writing the run folder") && stderr.contains("too large"),
+        "{stderr}"
+    );
+    assert_eq!(entries(dir.path()), ["scenario.toml"], "no run, no staging");
+}

@@ -134,3 +134,54 @@ fn thread_count_does_not_change_the_tables() {
         );
     }
 }
+
+#[test]
+fn a_second_run_replaces_the_first_also_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = crate::common::repo().join("scenarios/days-baseline/fattree-k4-f8.toml");
+    let run = |out: &std::path::Path, seed: &str| {
+        let output = netstep()
+            .arg("run")
+            .arg(&scenario)
+            .args([
+                "--quiet",
+                "--set",
+                &format!("simulation.seed={seed}"),
+                "--out",
+            ])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let target = dir.path().join("runs/a");
+    let link = dir.path().join("latest");
+    run(&target, "1");
+    let first = std::fs::read(target.join("run.parquet")).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    // Through the link: the linked folder is replaced, the link stays a link.
+    run(&link, "2");
+    let second = std::fs::read(target.join("run.parquet")).unwrap();
+    assert_ne!(first, second, "the seed is in run.parquet");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a"], "no staging or previous-run folder left");
+    // An empty folder is a fine target too.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    run(&empty, "1");
+    assert!(empty.join("flows.parquet").exists());
+}
