@@ -12,5 +12,10 @@ pub fn repo_path(relative: &str) -> PathBuf {
 /// Loads a repository scenario with overrides, panicking with the scenario error (benches only).
 pub fn load_scenario(relative: &str, overrides: &[&str]) -> netstep_scenario::Scenario {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    netstep_scenario::load(&repo_path(relative), &overrides).unwrap_or_else(|e| panic!("{e}"))
+    netstep_scenario::load(
+        &repo_path(relative),
+        &overrides,
+        &netstep_scenario::Limits::machine(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }

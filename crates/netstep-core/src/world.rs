@@ -98,6 +98,15 @@ pub fn spawn_topology(world: &mut World, spec: TopologySpec) {
     world.insert_resource(Fabric { classes, routing });
 }
 
+/// The name of node `id`, if it exists (a linear scan over the node entities: for messages).
+pub fn node_name(world: &mut World, id: u32) -> Option<String> {
+    world
+        .query::<(&NodeId, &NodeName)>()
+        .iter(world)
+        .find(|(n, _)| n.0 == id)
+        .map(|(_, name)| name.0.clone())
+}
+
 /// Spawns one entity per flow (ids in order) and sets the seed.
 pub fn spawn_flows(world: &mut World, flows: Vec<FlowSpec>, seed: u64) {
     world.spawn_batch(

@@ -142,3 +142,117 @@ pub fn locate(text: &str, path: &FieldPath) -> Option<std::ops::Range<usize>> {
     }
     span
 }
+
+/// Finds the key a serde message is about inside the table at `span` of `text`, when the
+/// parser could only point at the table (as it does inside tables tagged by `kind`): an
+/// unknown field by its name, a wrongly typed value by the value the message quotes. Returns
+/// the key's byte offset and name.
+pub fn refine(
+    text: &str,
+    mut span: std::ops::Range<usize>,
+    message: &str,
+) -> Option<(usize, String)> {
+    if text.get(span.clone())?.starts_with('[') {
+        // A table header: the table runs to the next header at the start of a line.
+        let body = &text[span.end..];
+        let next = body.match_indices("\n[").map(|(i, _)| i + 1).find(|&i| {
+            body[i + 1..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '[' || c.is_ascii_alphabetic())
+        });
+        span.end = next.map_or(text.len(), |i| span.end + i);
+    }
+    let table = text.get(span.clone())?;
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let name = rest.split('`').next()?;
+        return find_key(table, name).map(|at| (span.start + at, name.to_string()));
+    }
+    let rest = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))?;
+    let literal = if let Some(quoted) = rest.strip_prefix("string ") {
+        // The message quotes strings with Rust escapes; simple values read the same in TOML.
+        quoted.split(", expected").next()?.to_string()
+    } else {
+        let tick = rest.find('`')?;
+        let value = rest[tick + 1..].split('`').next()?;
+        value.to_string()
+    };
+    if literal.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(found) = table[from..].find(&literal) {
+        let at = from + found;
+        from = at + literal.len();
+        let end_ok = table[from..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'));
+        let before = table[..at].trim_end();
+        if end_ok && let Some(lhs) = before.strip_suffix('=') {
+            let lhs = lhs.trim_end();
+            let start = lhs
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .map_or(0, |i| i + 1);
+            let key = &lhs[start..];
+            if !key.is_empty() {
+                return Some((span.start + start, key.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// Offset of `name` used as a key (`name =`) in `table`.
+fn find_key(table: &str, name: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = table[from..].find(name) {
+        let at = from + found;
+        from = at + name.len();
+        let starts_word = table[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        if starts_word && table[from..].trim_start().starts_with('=') {
+            return Some(at);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod refine_tests {
+    use super::refine;
+
+    #[test]
+    fn finds_the_key_of_a_mistyped_or_unknown_value() {
+        let text =
+            "[[traffic]]\nkind = \"random_pairs\"\ncount = \"3\"\nsize = 7\n[trace]\nx = 7\n";
+        // The parser points at the header; the table runs to the next one.
+        let span = 0..11;
+        let (at, key) = refine(
+            text,
+            span.clone(),
+            "invalid type: string \"3\", expected u32",
+        )
+        .unwrap();
+        assert_eq!((key.as_str(), &text[at..at + 5]), ("count", "count"));
+        let (_, key) = refine(
+            text,
+            span.clone(),
+            "invalid type: integer `7`, expected a string",
+        )
+        .unwrap();
+        assert_eq!(key, "size");
+        let (at, key) = refine(
+            text,
+            span.clone(),
+            "unknown field `size`, expected one of `count`",
+        )
+        .unwrap();
+        assert_eq!((key.as_str(), at), ("size", text.find("size").unwrap()));
+        assert_eq!(refine(text, span, "missing field `count`"), None);
+    }
+}

@@ -6,6 +6,7 @@
 pub mod cdf;
 pub mod config;
 pub mod error;
+pub mod limits;
 pub mod topology;
 pub mod traffic;
 
@@ -18,6 +19,7 @@ use netstep_core::world;
 
 use config::{ScenarioFile, TransportConfig};
 pub use error::{FieldPath, Invalid, ScenarioError};
+pub use limits::{Footprint, Limits};
 
 /// Name used for the built-in scenario in messages.
 pub const QUICKSTART_NAME: &str = "<built-in quickstart>";
@@ -45,6 +47,8 @@ pub struct ScenarioMeta {
     pub duration: Option<SimTime>,
     /// Optional tables written by this run (`packet_hops`, `queue_samples`).
     pub trace_tables: Vec<String>,
+    /// Size and expected memory, checked against the limits before building.
+    pub footprint: Footprint,
 }
 
 impl ScenarioMeta {
@@ -69,8 +73,9 @@ pub struct Scenario {
     pub model: Model,
 }
 
-/// Loads a scenario file, applying `--set KEY=VALUE` overrides.
-pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+/// Loads a scenario file, applying `--set KEY=VALUE` overrides; a scenario larger than
+/// `limits` is refused before it is built.
+pub fn load(path: &Path, overrides: &[String], limits: &Limits) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: file.clone(),
@@ -82,11 +87,18 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
-    load_str(&text, &file, &default_name, path.parent(), overrides)
+    load_str(
+        &text,
+        &file,
+        &default_name,
+        path.parent(),
+        overrides,
+        limits,
+    )
 }
 
 /// Loads the built-in quickstart.
-pub fn load_quickstart(overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn load_quickstart(overrides: &[String], limits: &Limits) -> Result<Scenario, ScenarioError> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     load_str(
         QUICKSTART,
@@ -94,6 +106,7 @@ pub fn load_quickstart(overrides: &[String]) -> Result<Scenario, ScenarioError> 
         "quickstart",
         Some(&base),
         overrides,
+        limits,
     )
 }
 
@@ -104,6 +117,7 @@ pub fn load_str(
     default_name: &str,
     base_dir: Option<&Path>,
     overrides: &[String],
+    limits: &Limits,
 ) -> Result<Scenario, ScenarioError> {
     let effective = apply_overrides(text, overrides).map_err(|message| ScenarioError {
         file: file.to_string(),
@@ -116,11 +130,23 @@ pub fn load_str(
     } else {
         format!("{file} (after --set)")
     };
-    let parsed: ScenarioFile = toml::from_str(&effective).map_err(|e| ScenarioError {
-        file: shown_file.clone(),
-        line_col: e.span().map(|s| error::line_col(&effective, s.start)),
-        field: String::new(),
-        message: e.message().trim().to_string(),
+    let parsed: ScenarioFile = toml::from_str(&effective).map_err(|e| {
+        let message = e.message().trim().to_string();
+        // Inside tagged tables (`kind = ...`) the parser reports the enclosing table; find the
+        // key the message is about within it.
+        let (at, field) = match e
+            .span()
+            .and_then(|span| error::refine(&effective, span, &message))
+        {
+            Some((offset, key)) => (Some(offset), key),
+            None => (e.span().map(|s| s.start), String::new()),
+        };
+        ScenarioError {
+            file: shown_file.clone(),
+            line_col: at.map(|offset| error::line_col(&effective, offset)),
+            field,
+            message,
+        }
     })?;
     let locate = |invalid: Invalid| ScenarioError {
         file: shown_file.clone(),
@@ -129,7 +155,7 @@ pub fn load_str(
         field: invalid.path.to_string(),
         message: invalid.message,
     };
-    build(parsed, &effective, file, default_name, base_dir).map_err(locate)
+    build(parsed, &effective, file, default_name, base_dir, limits).map_err(locate)
 }
 
 fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfig, Invalid> {
@@ -167,6 +193,7 @@ fn build(
     file: &str,
     default_name: &str,
     base_dir: Option<&Path>,
+    limits: &Limits,
 ) -> Result<Scenario, Invalid> {
     let sim = &parsed.simulation;
     let path = FieldPath::of(&["simulation"]);
@@ -196,18 +223,48 @@ fn build(
                     "a zero window never advances; expected \"exact\" or a positive duration",
                 ));
             }
+            if width > limits::MAX_WINDOW {
+                return Err(Invalid::new(
+                    path.key("window"),
+                    format!(
+                        "{w:?} is longer than the limit of {}; a quantum that coarse moves every arrival to one instant",
+                        limits::MAX_WINDOW
+                    ),
+                ));
+            }
             WindowMode::Quantized(width)
         }
     };
     let threads = sim.threads.unwrap_or(1);
-    if threads == 0 || threads > 1024 {
+    if threads == 0 || threads > limits::MAX_THREADS {
         return Err(Invalid::new(
             path.key("threads"),
-            format!("must be between 1 and 1024, got {threads}"),
+            format!(
+                "must be between 1 and {}, got {threads}",
+                limits::MAX_THREADS
+            ),
         ));
     }
     let seed = sim.seed.unwrap_or(1);
+    let counts = topology::check_size(&parsed.topology, limits)?;
     let topology = topology::build(&parsed.topology)?;
+    let routing_entries = topology::routing_entries(&topology);
+    let links_path = FieldPath::of(&["topology", "links"]);
+    limits.check_count(
+        routing_entries,
+        limits::MAX_ROUTING_ENTRIES,
+        "routing table entries (switches hosts attach to x nodes)",
+        &links_path,
+    )?;
+    limits.check_memory(
+        &Footprint {
+            nodes: counts.nodes,
+            ports: counts.ports,
+            routing_entries,
+            ..Default::default()
+        },
+        &links_path,
+    )?;
     let default_transport = match &parsed.transport {
         Some(t) => traffic::resolve_transport(t, FieldPath::of(&["transport"]))?,
         None => traffic::resolve_transport(
@@ -233,21 +290,54 @@ fn build(
         seed,
         default_transport,
         base_dir,
+        limits,
+        nodes: counts.nodes,
+        ports: counts.ports,
+        routing_entries,
     };
     let (flows, inputs) = traffic::generate(&parsed.traffic, &ctx)?;
+    if let Some(late) = flows.iter().position(|f| f.start > limits::MAX_START) {
+        return Err(Invalid::new(
+            FieldPath::of(&["traffic"]),
+            format!(
+                "flow {late} starts at {}, later than the limit of {} (events must stay below {}, about 13 days)",
+                flows[late].start,
+                limits::MAX_START,
+                netstep_core::engine::event::MAX_EVENT_TIME
+            ),
+        ));
+    }
+    let packets = flows
+        .iter()
+        .map(|f| traffic::data_packets(&f.transport, f.size))
+        .fold(0u64, u64::saturating_add);
+    let mut footprint = Footprint {
+        nodes: counts.nodes,
+        ports: counts.ports,
+        flows: flows.len() as u64,
+        packets,
+        queue_sample_rows: 0,
+        routing_entries,
+    };
+    limits.check_count(
+        packets,
+        limits::MAX_PACKETS,
+        "data packets",
+        &FieldPath::of(&["traffic"]),
+    )?;
     let mut hash = fnv1a(effective.as_bytes(), 0xcbf2_9ce4_8422_2325);
     for input in &inputs {
         hash = fnv1a(input.as_bytes(), hash);
     }
     let trace_tables = trace_tables(&parsed.trace)?;
     let names: std::collections::HashMap<&str, u32> = match &parsed.trace.nodes {
-        Some(_) => topology
+        Some(list) if !list.is_empty() => topology
             .nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (n.name.as_str(), i as u32))
             .collect(),
-        None => Default::default(),
+        _ => Default::default(),
     };
     let trace = trace_config(
         &parsed.trace,
@@ -257,6 +347,21 @@ fn build(
         flows.len(),
     )?;
     drop(names);
+    if let Some(interval) = trace.queue_samples {
+        // Every port is sampled at every interval up to the end: the duration, or without
+        // one at least up to the last flow start.
+        let horizon = duration
+            .unwrap_or_else(|| flows.iter().map(|f| f.start).max().unwrap_or(SimTime::ZERO));
+        footprint.queue_sample_rows = counts
+            .ports
+            .saturating_mul(horizon.0 / interval.0.max(1) + 1);
+        limits.check_count(
+            footprint.queue_sample_rows,
+            limits::MAX_QUEUE_SAMPLE_ROWS,
+            "queue_samples rows (every port at every sample_interval)",
+            &FieldPath::of(&["trace", "sample_interval"]),
+        )?;
+    }
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, flows, seed);
@@ -267,11 +372,13 @@ fn build(
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];
+            let mut name =
+                |n: u32| world::node_name(&mut world, n).unwrap_or_else(|| format!("node {n}"));
+            let (src, dst) = (name(f.src), name(f.dst));
             return Err(Invalid::new(
                 FieldPath::of(&["traffic"]),
                 format!(
-                    "flow {flow} from node {} to node {} has no route",
-                    f.src, f.dst
+                    "flow {flow} from {src:?} to {dst:?} has no route: no chain of links connects them"
                 ),
             ));
         }
@@ -298,6 +405,7 @@ fn build(
         window,
         duration,
         trace_tables,
+        footprint,
     };
     Ok(Scenario { meta, world, model })
 }
@@ -340,57 +448,59 @@ fn trace_config(
                 parse_duration(v).map_err(|e| Invalid::unit(path.key(field), e))
             })
         };
+    // Every setting is checked whether or not its table is on, so a typo never waits for
+    // the day the table is switched on.
     let mut trace = TraceConfig::default();
+    let interval = duration(
+        &config.sample_interval,
+        "sample_interval",
+        SimTime::from_us(10),
+    )?;
+    if interval == SimTime::ZERO {
+        return Err(Invalid::new(
+            path.key("sample_interval"),
+            "must be positive",
+        ));
+    }
     if tables.iter().any(|t| t == "queue_samples") {
-        let interval = duration(
-            &config.sample_interval,
-            "sample_interval",
-            SimTime::from_us(10),
-        )?;
-        if interval == SimTime::ZERO {
-            return Err(Invalid::new(
-                path.key("sample_interval"),
-                "must be positive",
-            ));
-        }
         trace.queue_samples = Some(interval);
     }
+    let mut filter = HopFilter::all();
+    if let Some(flows) = &config.flows {
+        let mut keep = vec![false; n_flows];
+        for (i, &flow) in flows.iter().enumerate() {
+            *keep.get_mut(flow as usize).ok_or_else(|| {
+                Invalid::new(path.key("flows").index(i), format!("flow {flow} does not exist; the scenario has {n_flows} flows (ids 0..{n_flows})"))
+            })? = true;
+        }
+        filter.flows = Some(keep);
+    }
+    if let Some(nodes) = &config.nodes {
+        let mut keep = vec![false; n_nodes];
+        for (i, name) in nodes.iter().enumerate() {
+            let node = names.get(name.as_str()).ok_or_else(|| {
+                Invalid::new(path.key("nodes").index(i), format!("unknown node {name:?}"))
+            })?;
+            keep[*node as usize] = true;
+        }
+        filter.nodes = Some(keep);
+    }
+    filter.from = duration(&config.from, "from", SimTime::ZERO)?;
+    filter.until = duration(&config.until, "until", SimTime::MAX)?;
+    if filter.until <= filter.from {
+        return Err(Invalid::new(
+            path.key("until"),
+            "must be later than trace.from",
+        ));
+    }
+    filter.one_in = config.sample_one_in.unwrap_or(1);
+    if filter.one_in == 0 {
+        return Err(Invalid::new(
+            path.key("sample_one_in"),
+            "must be at least 1",
+        ));
+    }
     if tables.iter().any(|t| t == "packet_hops") {
-        let mut filter = HopFilter::all();
-        if let Some(flows) = &config.flows {
-            let mut keep = vec![false; n_flows];
-            for (i, &flow) in flows.iter().enumerate() {
-                *keep.get_mut(flow as usize).ok_or_else(|| {
-                    Invalid::new(path.key("flows").index(i), format!("flow {flow} does not exist; the scenario has {n_flows} flows (ids 0..{n_flows})"))
-                })? = true;
-            }
-            filter.flows = Some(keep);
-        }
-        if let Some(nodes) = &config.nodes {
-            let mut keep = vec![false; n_nodes];
-            for (i, name) in nodes.iter().enumerate() {
-                let node = names.get(name.as_str()).ok_or_else(|| {
-                    Invalid::new(path.key("nodes").index(i), format!("unknown node {name:?}"))
-                })?;
-                keep[*node as usize] = true;
-            }
-            filter.nodes = Some(keep);
-        }
-        filter.from = duration(&config.from, "from", SimTime::ZERO)?;
-        filter.until = duration(&config.until, "until", SimTime::MAX)?;
-        if filter.until <= filter.from {
-            return Err(Invalid::new(
-                path.key("until"),
-                "must be later than trace.from",
-            ));
-        }
-        filter.one_in = config.sample_one_in.unwrap_or(1);
-        if filter.one_in == 0 {
-            return Err(Invalid::new(
-                path.key("sample_one_in"),
-                "must be at least 1",
-            ));
-        }
         trace.packet_hops = Some(filter);
     }
     Ok(trace)
@@ -428,6 +538,13 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Strin
             Err(_) => toml::Value::String(raw.to_string()),
         };
         let segments: Vec<&str> = key.split('.').collect();
+        if segments.len() > limits::MAX_SET_SEGMENTS {
+            return Err(format!(
+                "a key path of {} segments; the limit is {} (scenario keys are at most a few deep)",
+                segments.len(),
+                limits::MAX_SET_SEGMENTS
+            ));
+        }
         if segments.iter().any(|s| s.is_empty()) {
             return Err(format!(
                 "{key:?} is not a dotted key path (e.g. simulation.seed)"

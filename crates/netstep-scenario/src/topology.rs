@@ -191,7 +191,9 @@ fn custom(
         }
     }
     let mut classes: Vec<LinkClass> = Vec::new();
-    let mut link_specs = Vec::new();
+    let mut class_index_of: HashMap<LinkClass, usize> = HashMap::new();
+    let mut degree = vec![0u32; nodes.len()];
+    let mut link_specs = Vec::with_capacity(links.len());
     for (i, link) in links.iter().enumerate() {
         let path = top.key("links").index(i);
         let end = |name: &str, field: &str| {
@@ -214,13 +216,12 @@ fn custom(
             (defaults.as_ref(), top.key("defaults")),
             (Some(&own), path.clone()),
         ])?;
-        let class_index = match classes.iter().position(|c| *c == class) {
-            Some(i) => i,
-            None => {
-                classes.push(class);
-                classes.len() - 1
-            }
-        };
+        let class_index = *class_index_of.entry(class).or_insert_with(|| {
+            classes.push(class);
+            classes.len() - 1
+        });
+        degree[a as usize] += 1;
+        degree[b as usize] += 1;
         link_specs.push(LinkSpec {
             a,
             b,
@@ -228,21 +229,15 @@ fn custom(
                 .map_err(|_| Invalid::new(path, "more than 65535 distinct link parameter sets"))?,
         });
     }
-    for (n, node) in nodes.iter().enumerate() {
-        if node.kind == NodeKind::Host {
-            let degree = link_specs
-                .iter()
-                .filter(|l| l.a == n as u32 || l.b == n as u32)
-                .count();
-            if degree != 1 {
-                return Err(Invalid::new(
-                    top.key("links"),
-                    format!(
-                        "host {:?} has {degree} links; a host must have exactly one link",
-                        node.name
-                    ),
-                ));
-            }
+    for (node, &degree) in nodes.iter().zip(&degree) {
+        if node.kind == NodeKind::Host && degree != 1 {
+            return Err(Invalid::new(
+                top.key("links"),
+                format!(
+                    "host {:?} has {degree} links; a host must have exactly one link",
+                    node.name
+                ),
+            ));
         }
     }
     if classes.is_empty() {
@@ -254,4 +249,138 @@ fn custom(
         classes,
         routing: RoutingKind::ShortestPath,
     })
+}
+
+/// Nodes, ports and the largest node degree of the topology `config` describes, computed from
+/// the file alone (nothing is built), with the field to blame when one is too large.
+pub fn counts(config: &TopologyConfig) -> Counts {
+    let s = |a: u64, b: u64| a.saturating_mul(b);
+    match config {
+        TopologyConfig::FatTree {
+            k, hosts_per_edge, ..
+        } => {
+            let k = *k as u64;
+            let hpe = hosts_per_edge.map_or(k / 2, u64::from);
+            let edges = s(k, k) / 2;
+            let hosts = s(edges, hpe);
+            let switches = edges * 2 + s(k, k) / 4;
+            let fabric = s(s(k, k), k) / 2;
+            Counts {
+                nodes: hosts.saturating_add(switches),
+                ports: s(hosts.saturating_add(fabric), 2),
+                degree: (hpe.saturating_add(k / 2)).max(k),
+                field: if hosts_per_edge.is_some() {
+                    "hosts_per_edge"
+                } else {
+                    "k"
+                },
+            }
+        }
+        TopologyConfig::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            ..
+        } => {
+            let (l, sp, h) = (*leaves as u64, *spines as u64, *hosts_per_leaf as u64);
+            let biggest = if l >= sp && l >= h {
+                "leaves"
+            } else if sp >= h {
+                "spines"
+            } else {
+                "hosts_per_leaf"
+            };
+            Counts {
+                nodes: s(l, h).saturating_add(l).saturating_add(sp),
+                ports: s(s(l, h).saturating_add(s(l, sp)), 2),
+                degree: h.saturating_add(sp).max(l),
+                field: biggest,
+            }
+        }
+        TopologyConfig::Dumbbell { left, right, .. } => {
+            let (l, r) = (*left as u64, *right as u64);
+            Counts {
+                nodes: l + r + 2,
+                ports: (l + r + 1) * 2,
+                degree: l.max(r) + 1,
+                field: if l >= r { "left" } else { "right" },
+            }
+        }
+        TopologyConfig::Custom {
+            hosts,
+            switches,
+            links,
+            ..
+        } => Counts {
+            nodes: (hosts.len() + switches.len()) as u64,
+            ports: links.len() as u64 * 2,
+            // Checked per node when the network is compiled (in linear time).
+            degree: 0,
+            field: "links",
+        },
+    }
+}
+
+/// What [`counts`] finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Egress ports.
+    pub ports: u64,
+    /// Largest number of links at one node.
+    pub degree: u64,
+    /// The `[topology]` key that drives the size.
+    pub field: &'static str,
+}
+
+/// Refuses a topology whose size exceeds the limits or the memory budget before it is built.
+pub fn check_size(
+    config: &TopologyConfig,
+    limits: &crate::limits::Limits,
+) -> Result<Counts, Invalid> {
+    use crate::limits::{Footprint, MAX_NODES, MAX_PORTS};
+    let c = counts(config);
+    let path = FieldPath::of(&["topology", c.field]);
+    limits.check_count(c.nodes, MAX_NODES, "nodes", &path)?;
+    limits.check_count(c.ports, MAX_PORTS, "egress ports", &path)?;
+    let max_degree = netstep_core::network::MAX_PORTS_PER_NODE as u64;
+    if c.degree > max_degree {
+        return Err(Invalid::new(
+            path,
+            format!(
+                "a node would have {} links; a node may have at most {max_degree}",
+                c.degree
+            ),
+        ));
+    }
+    limits.check_memory(
+        &Footprint {
+            nodes: c.nodes,
+            ports: c.ports,
+            ..Default::default()
+        },
+        &path,
+    )?;
+    Ok(c)
+}
+
+/// Entries of the shortest-path routing table the engine will build for `spec` (attachment
+/// nodes x nodes; 0 for topologies routed arithmetically), in one pass over the links.
+pub fn routing_entries(spec: &TopologySpec) -> u64 {
+    if spec.routing != RoutingKind::ShortestPath {
+        return 0;
+    }
+    let is_host = |n: u32| spec.nodes[n as usize].kind == NodeKind::Host;
+    let mut attach = vec![false; spec.nodes.len()];
+    for l in &spec.links {
+        if is_host(l.a) {
+            attach[l.b as usize] = true;
+        }
+        if is_host(l.b) {
+            attach[l.a as usize] = true;
+        }
+    }
+    let attachments = attach.iter().filter(|&&a| a).count() as u64;
+    attachments.saturating_mul(spec.nodes.len() as u64)
 }

@@ -19,6 +19,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::cdf::SizeCdf;
 use crate::config::{ExplicitFlow, TrafficConfig, TransportConfig};
 use crate::error::{FieldPath, Invalid};
+use crate::limits::{Footprint, Limits, MAX_FLOWS, MAX_PACKETS_PER_FLOW};
 
 /// A transport with its parameters resolved, before a flow's size is known.
 #[derive(Clone, Debug, PartialEq)]
@@ -214,14 +215,29 @@ impl TransportTemplate {
                 size_distribution,
             } => {
                 let n_packets = match amount {
-                    Ok(s) => u32::try_from(s.0.div_ceil(packet_size.0.max(1)))
-                        .map_err(|_| Invalid::new(path.key("size"), "too many packets"))?,
+                    Ok(s) => u32::try_from(s.0.div_ceil(packet_size.0.max(1))).map_err(|_| {
+                        Invalid::new(
+                            path.key("size"),
+                            format!(
+                                "{s} is more than {MAX_PACKETS_PER_FLOW} packets of {packet_size}"
+                            ),
+                        )
+                    })?,
                     Err(n) => n,
                 };
                 if n_packets == 0 {
                     return Err(Invalid::new(
                         path.clone(),
                         "a flow needs at least one packet",
+                    ));
+                }
+                if n_packets as u64 > MAX_PACKETS_PER_FLOW {
+                    let field = if packets.is_some() { "packets" } else { "size" };
+                    return Err(Invalid::new(
+                        path.key(field),
+                        format!(
+                            "{n_packets} packets in one flow; the limit is {MAX_PACKETS_PER_FLOW} (packet numbers are 31-bit)"
+                        ),
                     ));
                 }
                 let spec = OpenLoopSpec {
@@ -263,6 +279,41 @@ pub struct TrafficContext<'a> {
     pub default_transport: TransportTemplate,
     /// Folder of the scenario file (CDF paths are relative to it).
     pub base_dir: Option<&'a Path>,
+    /// Limits on flows, packets and memory.
+    pub limits: &'a Limits,
+    /// Nodes of the topology (for the memory estimate).
+    pub nodes: u64,
+    /// Egress ports of the topology (for the memory estimate).
+    pub ports: u64,
+    /// Routing table entries (for the memory estimate).
+    pub routing_entries: u64,
+}
+
+impl TrafficContext<'_> {
+    /// Checks that `existing + more` flows fit the flow limit and the memory budget before
+    /// they are generated; `path` is the field to blame.
+    fn check_flows(&self, existing: usize, more: u64, path: &FieldPath) -> Result<(), Invalid> {
+        let flows = (existing as u64).saturating_add(more);
+        self.limits.check_count(flows, MAX_FLOWS, "flows", path)?;
+        self.limits.check_memory(
+            &Footprint {
+                nodes: self.nodes,
+                ports: self.ports,
+                routing_entries: self.routing_entries,
+                flows,
+                ..Default::default()
+            },
+            path,
+        )
+    }
+}
+
+/// Data packets a flow's source sends (retransmissions aside).
+pub fn data_packets(transport: &TransportSpec, size: Bytes) -> u64 {
+    match transport {
+        TransportSpec::OpenLoop(spec) => spec.n_packets as u64,
+        TransportSpec::Tcp(spec) => size.0.div_ceil(spec.mss_bytes.max(1) as u64),
+    }
 }
 
 /// Generates every flow of every traffic block, in block order.
@@ -274,6 +325,7 @@ pub fn generate(
     let mut inputs = Vec::new();
     let hosts = ctx.topology.hosts();
     let mut names: Option<HashMap<&str, u32>> = None;
+    let mut adjacency: Option<Adjacency> = None;
     for (b, block) in blocks.iter().enumerate() {
         let path = FieldPath::of(&["traffic"]).index(b);
         let transport_of = |t: &Option<TransportConfig>| match t {
@@ -287,6 +339,7 @@ pub fn generate(
                 transport,
             } => {
                 let template = transport_of(transport)?;
+                ctx.check_flows(flows.len(), list.len() as u64, &path.key("flows"))?;
                 let names = names.get_or_insert_with(|| {
                     ctx.topology
                         .nodes
@@ -301,6 +354,7 @@ pub fn generate(
                         &template,
                         names,
                         ctx.topology,
+                        &mut adjacency,
                         &path.key("flows").index(i),
                     )?);
                 }
@@ -320,6 +374,7 @@ pub fn generate(
                     .transpose()?;
                 let (spec, bytes) = template.for_flow(size, *packets, &path)?;
                 require_two_hosts(&hosts, &path)?;
+                ctx.check_flows(flows.len(), *count as u64, &path.key("count"))?;
                 for _ in 0..*count {
                     let (src, dst) = random_pair(&mut rng, &hosts);
                     flows.push(FlowSpec {
@@ -355,17 +410,40 @@ pub fn generate(
                     SizeCdf::load(&cdf_path).map_err(|e| Invalid::new(path.key("cdf"), e))?;
                 inputs.push(std::fs::read_to_string(&cdf_path).unwrap_or_default());
                 require_two_hosts(&hosts, &path)?;
-                let capacity_bps: f64 = hosts.iter().map(|&h| host_rate(ctx.topology, h)).sum();
+                if sizes.mean() <= 0.0 {
+                    return Err(Invalid::new(
+                        path.key("cdf"),
+                        format!(
+                            "{}: the mean flow size is 0 bytes (all mass at size 0), so any load needs infinitely many flows; expected sizes of at least one byte",
+                            cdf_path.display()
+                        ),
+                    ));
+                }
+                let capacity_bps = host_capacity_bps(ctx.topology);
                 let flows_per_ps = load * capacity_bps / (sizes.mean() * 8.0) / 1e12;
+                let cap = max_flows.unwrap_or(u32::MAX);
+                let expected = match max_flows {
+                    Some(cap) => (flows_per_ps * span.0 as f64).ceil().min(*cap as f64),
+                    None => (flows_per_ps * span.0 as f64).ceil(),
+                };
+                let blame = if max_flows.is_some() {
+                    "max_flows"
+                } else {
+                    "duration"
+                };
+                ctx.check_flows(flows.len(), expected as u64, &path.key(blame))?;
                 let end = start + span;
                 let mut t = start.0 as f64;
-                let cap = max_flows.unwrap_or(u32::MAX);
                 let mut generated = 0u32;
                 loop {
                     let u: f64 = rng.random();
                     t += -(1.0 - u).ln() / flows_per_ps;
                     if t >= end.0 as f64 || generated >= cap {
                         break;
+                    }
+                    if flows.len() as u64 >= MAX_FLOWS {
+                        // The expectation fit; a large draw above it did not.
+                        ctx.check_flows(flows.len(), 1, &path.key(blame))?;
                     }
                     let (src, dst) = random_pair(&mut rng, &hosts);
                     let u: f64 = rng.random();
@@ -421,27 +499,58 @@ fn random_pair(rng: &mut Pcg64Mcg, hosts: &[u32]) -> (u32, u32) {
     (hosts[src as usize], hosts[dst as usize])
 }
 
-/// Line rate of a host's (single) link, bits per second.
-fn host_rate(topology: &TopologySpec, host: u32) -> f64 {
+/// Sum of the hosts' line rates, bits per second, in one pass over the links (each host has
+/// exactly one link).
+fn host_capacity_bps(topology: &TopologySpec) -> f64 {
+    let is_host = |n: u32| topology.nodes[n as usize].kind == NodeKind::Host;
     topology
         .links
         .iter()
-        .find(|l| l.a == host || l.b == host)
-        .map_or(0.0, |l| topology.classes[l.class as usize].rate.0 as f64)
+        .map(|l| {
+            let ends = is_host(l.a) as u32 + is_host(l.b) as u32;
+            ends as f64 * topology.classes[l.class as usize].rate.0 as f64
+        })
+        .sum()
 }
 
-/// The local port index at `node` of its link to `peer` (ports are numbered in link order).
-fn local_port(topology: &TopologySpec, node: u32, peer: u32) -> Option<u32> {
-    let mut local = 0;
-    for link in &topology.links {
-        if link.a == node || link.b == node {
-            if (link.a == node && link.b == peer) || (link.b == node && link.a == peer) {
-                return Some(local);
-            }
-            local += 1;
+/// Every node's neighbours in link order (ports are numbered in link order), built in one
+/// pass over the links: `peers[offsets[n]..offsets[n + 1]]` are node `n`'s, so a node's
+/// local port towards a peer is that peer's position there.
+struct Adjacency {
+    offsets: Vec<usize>,
+    peers: Vec<u32>,
+}
+
+impl Adjacency {
+    fn new(topology: &TopologySpec) -> Adjacency {
+        let n = topology.nodes.len();
+        let mut offsets = vec![0usize; n + 1];
+        for l in &topology.links {
+            offsets[l.a as usize + 1] += 1;
+            offsets[l.b as usize + 1] += 1;
         }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut peers = vec![0u32; offsets[n]];
+        for l in &topology.links {
+            peers[fill[l.a as usize]] = l.b;
+            fill[l.a as usize] += 1;
+            peers[fill[l.b as usize]] = l.a;
+            fill[l.b as usize] += 1;
+        }
+        Adjacency { offsets, peers }
     }
-    None
+
+    /// The local port index at `node` of its (first) link to `peer`.
+    fn local_port(&self, node: u32, peer: u32) -> Option<u32> {
+        let (from, to) = (self.offsets[node as usize], self.offsets[node as usize + 1]);
+        self.peers[from..to]
+            .iter()
+            .position(|&p| p == peer)
+            .map(|i| i as u32)
+    }
 }
 
 fn explicit_flow(
@@ -449,6 +558,7 @@ fn explicit_flow(
     template: &TransportTemplate,
     names: &HashMap<&str, u32>,
     topology: &TopologySpec,
+    adjacency: &mut Option<Adjacency>,
     path: &FieldPath,
 ) -> Result<FlowSpec, Invalid> {
     let host = |name: &str, field: &str| -> Result<u32, Invalid> {
@@ -487,6 +597,7 @@ fn explicit_flow(
             dst,
             names,
             topology,
+            adjacency.get_or_insert_with(|| Adjacency::new(topology)),
             &path.key("path"),
         )?)),
     };
@@ -506,6 +617,7 @@ fn explicit_path(
     dst: u32,
     names: &HashMap<&str, u32>,
     topology: &TopologySpec,
+    adjacency: &Adjacency,
     path: &FieldPath,
 ) -> Result<ExplicitPath, Invalid> {
     let mut ids = Vec::with_capacity(nodes.len());
@@ -532,7 +644,7 @@ fn explicit_path(
     let mut forward = Vec::new();
     let mut reverse = Vec::new();
     for (i, pair) in ids.windows(2).enumerate() {
-        let port = local_port(topology, pair[0], pair[1]).ok_or_else(|| {
+        let port = adjacency.local_port(pair[0], pair[1]).ok_or_else(|| {
             Invalid::new(
                 path.index(i + 1),
                 format!(
@@ -545,7 +657,11 @@ fn explicit_path(
         forward.push(port);
     }
     for pair in ids.windows(2).rev() {
-        reverse.push(local_port(topology, pair[1], pair[0]).expect("links are bidirectional"));
+        reverse.push(
+            adjacency
+                .local_port(pair[1], pair[0])
+                .expect("links are bidirectional"),
+        );
     }
     Ok(ExplicitPath {
         forward: forward.into(),

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod output;
 pub mod summary;
+pub mod watchdog;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -12,7 +13,7 @@ use std::time::Instant;
 use anyhow::Context;
 use netstep_core::engine::RunOutput;
 use netstep_core::engine::window::WindowEngine;
-use netstep_scenario::Scenario;
+use netstep_scenario::{Limits, Scenario};
 
 /// An error with the exit code it deserves.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +53,9 @@ pub struct RunRequest {
     pub trace: Option<String>,
     /// `--sample-interval` (overrides `[trace] sample_interval`).
     pub sample_interval: Option<String>,
+    /// `--max-memory`: the memory budget, checked before the run and watched during it
+    /// (default: the machine's available memory).
+    pub max_memory: Option<String>,
 }
 
 /// The result of a completed run.
@@ -64,30 +68,61 @@ pub struct RunReport {
     pub output: RunOutput,
 }
 
-/// Loads a scenario (or the quickstart) with overrides; errors are bad input.
-pub fn load(scenario: Option<&Path>, overrides: &[String]) -> Result<Scenario, CliError> {
+/// The limits a run or validation works under: `--max-memory` (a size such as `"8GB"`) or,
+/// without it, the machine's available memory.
+pub fn limits(max_memory: Option<&str>) -> Result<Limits, CliError> {
+    match max_memory {
+        None => Ok(Limits::machine()),
+        Some(text) => {
+            let bytes = netstep_core::units::parse_size(text).map_err(|e| {
+                CliError::BadInput(anyhow::anyhow!(
+                    "--max-memory: {e}; expected a size such as \"8GB\""
+                ))
+            })?;
+            if bytes.0 == 0 {
+                return Err(CliError::BadInput(anyhow::anyhow!(
+                    "--max-memory: must be positive, got {text:?}"
+                )));
+            }
+            Ok(Limits::with_budget(bytes.0))
+        }
+    }
+}
+
+/// Loads a scenario (or the quickstart) with overrides under `limits`; errors are bad input.
+pub fn load(
+    scenario: Option<&Path>,
+    overrides: &[String],
+    limits: &Limits,
+) -> Result<Scenario, CliError> {
     let loaded = match scenario {
-        Some(path) => netstep_scenario::load(path, overrides),
-        None => netstep_scenario::load_quickstart(overrides),
+        Some(path) => netstep_scenario::load(path, overrides, limits),
+        None => netstep_scenario::load_quickstart(overrides, limits),
     };
     loaded.map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))
 }
 
-/// `netstep validate`: loads and checks a scenario, returns a one-paragraph description.
-pub fn validate(scenario: &Path, overrides: &[String]) -> Result<String, CliError> {
-    let s = load(Some(scenario), overrides)?;
+/// `netstep validate`: loads and checks a scenario, returns a description with its size and
+/// expected memory.
+pub fn validate(
+    scenario: &Path,
+    overrides: &[String],
+    max_memory: Option<&str>,
+) -> Result<String, CliError> {
+    let limits = limits(max_memory)?;
+    let started = Instant::now();
+    let s = load(Some(scenario), overrides, &limits)?;
     Ok(format!(
-        "{}: ok — scenario {:?}, {} nodes, {} egress ports, {} flows, lookahead {}, window {}",
+        "{}: ok — scenario {:?}, lookahead {}, window {}\n{}\nsetup took {:.2} s",
         scenario.display(),
         s.meta.name,
-        s.model.net.n_nodes(),
-        s.model.net.n_ports(),
-        s.model.flows.len(),
         s.model.lookahead(),
         match s.meta.window {
             netstep_core::engine::WindowMode::Exact => "exact".to_string(),
             netstep_core::engine::WindowMode::Quantized(q) => q.to_string(),
-        }
+        },
+        s.meta.footprint,
+        started.elapsed().as_secs_f64(),
     ))
 }
 
@@ -110,13 +145,17 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     if let Some(interval) = &request.sample_interval {
         overrides.push(format!("trace.sample_interval={interval:?}"));
     }
-    let mut scenario = load(request.scenario.as_deref(), &overrides)?;
+    if let Some(threads) = request.threads
+        && !(1..=netstep_scenario::limits::MAX_THREADS).contains(&threads)
+    {
+        return Err(CliError::BadInput(anyhow::anyhow!(
+            "--threads: must be between 1 and {}, got {threads}",
+            netstep_scenario::limits::MAX_THREADS
+        )));
+    }
+    let limits = limits(request.max_memory.as_deref())?;
+    let mut scenario = load(request.scenario.as_deref(), &overrides, &limits)?;
     if let Some(threads) = request.threads {
-        if threads == 0 {
-            return Err(CliError::BadInput(anyhow::anyhow!(
-                "--threads: must be at least 1, got 0"
-            )));
-        }
         scenario.meta.threads = threads;
     }
     let out = request
@@ -124,6 +163,9 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scenario.meta.name));
     let staging = output::Staging::prepare(&out).map_err(CliError::BadInput)?;
+    let _watch = limits
+        .memory
+        .map(|(budget, source)| watchdog::MemoryWatch::start(budget, source, staging.dir.clone()));
     let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config())
         .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
     let width = engine.width();
@@ -154,8 +196,9 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     } else {
         engine.run(progress)
     }
-    .context("simulating")
-    .map_err(CliError::Internal)?;
+    // The only way a run fails is an event past the representable time, which the scenario's
+    // times caused: bad input (exit 2), named in the message.
+    .map_err(|e| CliError::BadInput(anyhow::anyhow!("simulating: {e}")))?;
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);

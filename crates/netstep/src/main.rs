@@ -50,6 +50,11 @@ enum Command {
         /// Queue sampling interval for queue_samples, e.g. 10us.
         #[arg(long, value_name = "DURATION")]
         sample_interval: Option<String>,
+        /// Memory budget, e.g. 8GB: a scenario expected to need more is refused before it
+        /// runs, and a run that grows past it stops with exit 2 and no output (default: the
+        /// memory available on this machine).
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -61,6 +66,10 @@ enum Command {
         /// Override any scenario value: --set topology.k=8 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+        /// Memory budget to check the scenario against, e.g. 8GB (default: the memory
+        /// available on this machine).
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
     },
     /// Compare two runs (or sweeps, or globs of runs) by Wasserstein distance per group.
     #[command(after_help = EXAMPLES)]
@@ -101,6 +110,7 @@ fn main() -> ExitCode {
             overrides,
             trace,
             sample_interval,
+            max_memory,
             quiet,
         } => {
             let request = RunRequest {
@@ -111,6 +121,7 @@ fn main() -> ExitCode {
                 progress: !quiet,
                 trace,
                 sample_interval,
+                max_memory,
             };
             netstep::run(&request).map(|report| {
                 if !quiet {
@@ -128,7 +139,8 @@ output         {}
         Command::Validate {
             scenario,
             overrides,
-        } => netstep::validate(&scenario, &overrides).map(|text| {
+            max_memory,
+        } => netstep::validate(&scenario, &overrides, max_memory.as_deref()).map(|text| {
             emit(&format!("{text}\n"));
             ExitCode::SUCCESS
         }),
@@ -139,26 +151,31 @@ output         {}
             by,
             json,
             max_nw1,
-        } => netstep::compare::compare(&a, &b, metric, by)
-            .map_err(CliError::BadInput)
-            .map(|results| {
-                if json {
-                    emit(&format!(
-                        "{}
+        } => match max_nw1 {
+            Some(limit) if !(limit.is_finite() && limit >= 0.0) => Err(CliError::BadInput(
+                anyhow::anyhow!("--max-nw1: must be a finite number at least 0, got {limit}"),
+            )),
+            _ => netstep::compare::compare(&a, &b, metric, by)
+                .map_err(CliError::BadInput)
+                .map(|results| {
+                    if json {
+                        emit(&format!(
+                            "{}
 ",
-                        serde_json::to_string_pretty(&results).expect("plain data serializes")
-                    ));
-                } else {
-                    emit(&netstep::compare::render(&results));
-                }
-                match max_nw1 {
-                    Some(limit) if results.iter().any(|r| r.nw1 > limit) => {
-                        eprintln!("netstep compare: normalized W1 above --max-nw1 {limit}");
-                        ExitCode::from(3)
+                            serde_json::to_string_pretty(&results).expect("plain data serializes")
+                        ));
+                    } else {
+                        emit(&netstep::compare::render(&results));
                     }
-                    _ => ExitCode::SUCCESS,
-                }
-            }),
+                    match max_nw1 {
+                        Some(limit) if results.iter().any(|r| r.nw1 > limit) => {
+                            eprintln!("netstep compare: normalized W1 above --max-nw1 {limit}");
+                            ExitCode::from(3)
+                        }
+                        _ => ExitCode::SUCCESS,
+                    }
+                }),
+        },
     };
     match result {
         Ok(code) => code,

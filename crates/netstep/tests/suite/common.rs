@@ -23,6 +23,7 @@ pub fn scenario(text: &str, overrides: &[&str]) -> Scenario {
         "test",
         Some(&repo().join("scenarios")),
         &overrides,
+        &netstep_scenario::Limits::machine(),
     )
     .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -30,7 +31,12 @@ pub fn scenario(text: &str, overrides: &[&str]) -> Scenario {
 /// Loads a scenario file of the repository.
 pub fn scenario_file(relative: &str, overrides: &[&str]) -> Scenario {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    netstep_scenario::load(&repo().join(relative), &overrides).unwrap_or_else(|e| panic!("{e}"))
+    netstep_scenario::load(
+        &repo().join(relative),
+        &overrides,
+        &netstep_scenario::Limits::machine(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs the window engine.

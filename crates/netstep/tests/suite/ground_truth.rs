@@ -314,13 +314,16 @@ fn renumbering_nodes_does_not_change_who_waits() {
 
 #[test]
 fn an_event_past_representable_time_is_an_error() {
-    // A flow starting just before the limit: its first packet's arrival lies beyond it.
+    // A flow starting at the latest allowed start over a link whose delay carries its first
+    // packet's arrival past the representable time.
     let text = format!(
         r#"
 [topology]
 kind = "dumbbell"
 left = 1
 right = 1
+[topology.links]
+delay = "600000s"
 [transport]
 kind = "open_loop"
 interval = "1us"
@@ -328,8 +331,13 @@ interval = "1us"
 kind = "flows"
 flows = [{{ src = "l0", dst = "r0", packets = 3, start = "{}ps" }}]
 "#,
-        MAX_EVENT_TIME.0 - 10
+        netstep_scenario::limits::MAX_START.0
     );
+    const {
+        assert!(
+            netstep_scenario::limits::MAX_START.0 + 600_000 * 1_000_000_000_000 > MAX_EVENT_TIME.0
+        )
+    };
     let s = scenario(&text, &[]);
     let config = EngineConfig {
         threads: 1,

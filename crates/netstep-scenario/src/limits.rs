@@ -1,0 +1,254 @@
+//! Resource limits, checked before anything large is allocated: the scenario's size (nodes,
+//! ports, flows, packets, queue-sample rows) is computed from the parsed file alone, compared
+//! with the documented limits below and with a memory budget (the machine's available memory
+//! or `--max-memory`), and refused with a clear error naming the field when it does not fit.
+//! `netstep validate` prints the same footprint.
+
+use std::fmt;
+
+use netstep_core::units::SimTime;
+
+use crate::error::{FieldPath, Invalid};
+
+/// Most nodes in one scenario (hosts and switches): 16,777,216.
+pub const MAX_NODES: u64 = 1 << 24;
+/// Most egress ports (two per link): 134,217,728.
+pub const MAX_PORTS: u64 = 1 << 27;
+/// Most flows: 67,108,864 (flow ids are 32-bit; the packet id keeps the flow in its high half).
+pub const MAX_FLOWS: u64 = 1 << 26;
+/// Most data packets in one flow: 2^31 - 1 (packet numbers are 31-bit: the top bit marks
+/// feedback packets).
+pub const MAX_PACKETS_PER_FLOW: u64 = (1 << 31) - 1;
+/// Most data packets over all flows: 2^40 (about 10^12).
+pub const MAX_PACKETS: u64 = 1 << 40;
+/// Most `queue_samples` rows a run may be asked for: 2^32.
+pub const MAX_QUEUE_SAMPLE_ROWS: u64 = 1 << 32;
+/// Most entries in the shortest-path routing table of a `custom` topology (one 2-byte
+/// distance per (attachment switch, node) pair): 2^32, 8 GiB and about a minute of setup.
+pub const MAX_ROUTING_ENTRIES: u64 = 1 << 32;
+/// Latest flow start: 2^59 ps (about 6.7 days), half the representable event time, so a
+/// flow's own events (RTOs, the last packets) still fit.
+pub const MAX_START: SimTime = SimTime(1 << 59);
+/// Widest quantized window: 1,000 s.
+pub const MAX_WINDOW: SimTime = SimTime::from_secs(1000);
+/// Most worker threads.
+pub const MAX_THREADS: usize = 1024;
+/// Most segments in a `--set` key path.
+pub const MAX_SET_SEGMENTS: usize = 64;
+
+/// Fixed memory of a run: the binary, thread stacks, Parquet writers.
+pub const BASE_BYTES: u64 = 64 << 20;
+/// Memory per node in a run (World entity, name, per-node engine state), measured.
+pub const BYTES_PER_NODE: u64 = 100;
+/// Memory per egress port in a run (World link entity, port state, routing), measured.
+pub const BYTES_PER_PORT: u64 = 160;
+/// Memory per flow in a run (World entity, flow table, transport state, result row), measured.
+pub const BYTES_PER_FLOW: u64 = 1536;
+
+/// The size of a scenario, known before it is built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Egress ports (two per link).
+    pub ports: u64,
+    /// Flows (for Poisson traffic, the expected count).
+    pub flows: u64,
+    /// Data packets over all flows.
+    pub packets: u64,
+    /// `queue_samples` rows (0 when the table is off; with no `duration`, up to the last flow
+    /// start: a lower bound).
+    pub queue_sample_rows: u64,
+    /// Shortest-path routing table entries (`custom` topologies; 0 for the others, which
+    /// route arithmetically).
+    pub routing_entries: u64,
+}
+
+impl Footprint {
+    /// Expected peak memory of a run, bytes: fixed part plus measured per-entity costs
+    /// (benches/RESULTS.md, "Memory estimate"). In-flight packets are bounded by the buffers
+    /// and not counted; `--max-memory` guards the run itself.
+    pub fn memory_bytes(&self) -> u64 {
+        BASE_BYTES
+            .saturating_add(self.nodes.saturating_mul(BYTES_PER_NODE))
+            .saturating_add(self.ports.saturating_mul(BYTES_PER_PORT))
+            .saturating_add(self.flows.saturating_mul(BYTES_PER_FLOW))
+            .saturating_add(self.routing_entries.saturating_mul(2))
+    }
+}
+
+impl fmt::Display for Footprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} nodes, {} ports, {} flows, {} packets",
+            self.nodes, self.ports, self.flows, self.packets
+        )?;
+        if self.queue_sample_rows > 0 {
+            write!(f, ", {} queue-sample rows", self.queue_sample_rows)?;
+        }
+        write!(f, "; expected memory {}", human_bytes(self.memory_bytes()))
+    }
+}
+
+/// `1.5 GB`-style sizes (decimal units, as the scenario format uses).
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.0} KB", b / 1e3)
+    }
+}
+
+/// Where the memory budget came from, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetSource {
+    /// `--max-memory`.
+    Flag,
+    /// The machine's available memory (`MemAvailable` in /proc/meminfo).
+    Available,
+}
+
+/// What a scenario may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Memory budget in bytes and where it came from; `None` checks only the fixed limits.
+    pub memory: Option<(u64, BudgetSource)>,
+}
+
+impl Limits {
+    /// The fixed limits and this machine's available memory.
+    pub fn machine() -> Limits {
+        Limits {
+            memory: available_memory().map(|b| (b, BudgetSource::Available)),
+        }
+    }
+
+    /// The fixed limits and an explicit budget.
+    pub fn with_budget(bytes: u64) -> Limits {
+        Limits {
+            memory: Some((bytes, BudgetSource::Flag)),
+        }
+    }
+
+    /// Fixed limits only (tests, and callers that manage memory themselves).
+    pub const fn unbounded() -> Limits {
+        Limits { memory: None }
+    }
+
+    /// Checks `count` of `what` against `max`; the error points at `path`.
+    pub fn check_count(
+        &self,
+        count: u64,
+        max: u64,
+        what: &str,
+        path: &FieldPath,
+    ) -> Result<(), Invalid> {
+        if count > max {
+            return Err(Invalid::new(
+                path.clone(),
+                format!(
+                    "the scenario would have {count} {what}; the limit is {max} (scenarios/REFERENCE.md, \"Limits\")"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the footprint's expected memory against the budget; the error points at `path`
+    /// (the field that made it grow).
+    pub fn check_memory(&self, footprint: &Footprint, path: &FieldPath) -> Result<(), Invalid> {
+        let Some((budget, source)) = self.memory else {
+            return Ok(());
+        };
+        let need = footprint.memory_bytes();
+        if need > budget {
+            let from = match source {
+                BudgetSource::Flag => "--max-memory",
+                BudgetSource::Available => {
+                    "the memory this machine has available; --max-memory sets another budget"
+                }
+            };
+            return Err(Invalid::new(
+                path.clone(),
+                format!(
+                    "the run would need about {} ({}) but the budget is {} ({from})",
+                    human_bytes(need),
+                    Footprint {
+                        queue_sample_rows: 0,
+                        ..*footprint
+                    }
+                    .counts(),
+                    human_bytes(budget),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Footprint {
+    fn counts(&self) -> String {
+        format!(
+            "{} nodes, {} ports, {} flows",
+            self.nodes, self.ports, self.flows
+        )
+    }
+}
+
+/// `MemAvailable` from /proc/meminfo, bytes (None where it cannot be read).
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_grows_with_every_entity_and_saturates() {
+        let small = Footprint::default().memory_bytes();
+        assert_eq!(small, BASE_BYTES);
+        let f = Footprint {
+            nodes: 1,
+            ports: 1,
+            flows: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            f.memory_bytes(),
+            BASE_BYTES + BYTES_PER_NODE + BYTES_PER_PORT + BYTES_PER_FLOW
+        );
+        let huge = Footprint {
+            flows: u64::MAX,
+            ..Default::default()
+        };
+        assert_eq!(huge.memory_bytes(), u64::MAX);
+    }
+
+    #[test]
+    fn a_budget_below_the_estimate_is_refused_and_names_the_field() {
+        let f = Footprint {
+            flows: 1_000_000,
+            ..Default::default()
+        };
+        let path = FieldPath::of(&["traffic"]).index(0).key("count");
+        let err = Limits::with_budget(100 << 20)
+            .check_memory(&f, &path)
+            .unwrap_err();
+        assert_eq!(err.path.to_string(), "traffic[0].count");
+        assert!(err.message.contains("--max-memory"), "{}", err.message);
+        assert!(
+            Limits::with_budget(u64::MAX)
+                .check_memory(&f, &path)
+                .is_ok()
+        );
+        assert!(Limits::unbounded().check_memory(&f, &path).is_ok());
+    }
+}
