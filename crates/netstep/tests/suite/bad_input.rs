@@ -487,3 +487,240 @@ fn a_full_disk_midway_leaves_nothing_at_the_final_path() {
     );
     assert_eq!(entries(dir.path()), ["scenario.toml"], "no run, no staging");
 }
+
+/// Asserts a refusal that came quickly (limits are checked before anything large is built).
+fn assert_refused_fast(text: &str, extra: &[&str], needles: &[&str]) {
+    let started = std::time::Instant::now();
+    let outcome = run_text(text, extra);
+    assert_rejected(&outcome, needles);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "refused in {:?}",
+        started.elapsed()
+    );
+}
+
+const SMALL_TRAFFIC: &str = r#"
+[[traffic]]
+kind = "random_pairs"
+count = 1
+size = "1KB"
+"#;
+
+#[test]
+fn huge_topologies_are_refused_before_they_are_built() {
+    let leaf_spine = format!(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 100000\nspines = 100000\nhosts_per_leaf = 1\n{SMALL_TRAFFIC}"
+    );
+    assert_refused_fast(
+        &leaf_spine,
+        &[],
+        &["topology.leaves", "egress ports", "limit"],
+    );
+    let dumbbell =
+        format!("[topology]\nkind = \"dumbbell\"\nleft = 4294967295\nright = 1\n{SMALL_TRAFFIC}");
+    assert_refused_fast(&dumbbell, &[], &["topology.left", "4294967298 nodes"]);
+    let fat_tree = format!(
+        "[topology]\nkind = \"fat_tree\"\nk = 4\nhosts_per_edge = 1000000\n{SMALL_TRAFFIC}"
+    );
+    assert_refused_fast(
+        &fat_tree,
+        &[],
+        &["topology.hosts_per_edge", "1000002 links"],
+    );
+    // A FatTree-256 fits the limits but not a 100 MB budget.
+    assert_refused_fast(
+        &GOOD.replace("k = 4", "k = 256"),
+        &["--max-memory", "100MB"],
+        &["topology.k", "4276224 nodes", "--max-memory"],
+    );
+}
+
+#[test]
+fn huge_traffic_is_refused_before_it_is_generated() {
+    let topology = "[topology]\nkind = \"fat_tree\"\nk = 4\n";
+    let pairs = format!(
+        "{topology}[[traffic]]\nkind = \"random_pairs\"\ncount = 4294967295\nsize = \"1KB\"\n"
+    );
+    assert_refused_fast(&pairs, &[], &["traffic[0].count", "4294967295 flows"]);
+    let open_loop = format!(
+        "{topology}[transport]\nkind = \"open_loop\"\nrate = \"1Gbps\"\n[[traffic]]\nkind = \"flows\"\nflows = [{{ src = \"h0\", dst = \"h5\", packets = 4294967295 }}]\n"
+    );
+    assert_refused_fast(&open_loop, &[], &["packets", "31-bit"]);
+    // A million flows fit the limits but not a 200 MB budget.
+    let million = pairs.replace("4294967295", "1000000");
+    assert_refused_fast(
+        &million,
+        &["--max-memory", "200MB"],
+        &["traffic[0].count", "--max-memory"],
+    );
+    // Poisson at Tb/s for hours: the expected flow count is checked before drawing.
+    let hours = format!(
+        "[topology]\nkind = \"fat_tree\"\nk = 16\n[topology.links]\nrate = \"1Tbps\"\n[[traffic]]\nkind = \"poisson\"\nload = 0.9\ncdf = \"{}\"\nduration = \"10800s\"\n",
+        crate::common::repo()
+            .join("datasets/websearch.toml")
+            .display()
+    );
+    assert_refused_fast(&hours, &[], &["traffic[0].duration", "flows", "limit"]);
+}
+
+#[test]
+fn a_size_cdf_with_all_mass_at_zero_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = dir.path().join("zero.toml");
+    std::fs::write(&cdf, "name = \"zero\"\nsource = \"a test\"\ninterpolation = \"step\"\npoints = [[0, 1.0], [10, 1.0]]\n").unwrap();
+    let text = format!(
+        "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"poisson\"\nload = 0.5\ncdf = \"{}\"\nduration = \"1ms\"\n",
+        cdf.display()
+    );
+    assert_refused_fast(&text, &[], &["traffic[0].cdf", "mean flow size is 0"]);
+}
+
+#[test]
+fn times_past_the_limits_are_refused() {
+    let late = GOOD.replace("size = \"10KB\"", "size = \"10KB\", start = \"1152921s\"");
+    assert_refused_fast(&late, &[], &["traffic", "starts at", "limit"]);
+    let window = GOOD.replace(
+        "[topology]",
+        "[simulation]\nwindow = \"18446744073709551615ps\"\n[topology]",
+    );
+    assert_refused_fast(&window, &[], &["simulation.window", "limit"]);
+}
+
+#[test]
+fn thread_counts_out_of_range_are_refused() {
+    let o = run_text(GOOD, &["--threads", "100000"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("--threads") && o.stderr.contains("1024"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.out.exists());
+    let in_file = GOOD.replace("[topology]", "[simulation]\nthreads = 100000\n[topology]");
+    assert_refused_fast(&in_file, &[], &["simulation.threads", "1024"]);
+}
+
+#[test]
+fn a_set_key_thousands_of_segments_deep_is_refused() {
+    let key = vec!["a"; 20_000].join(".");
+    assert_refused_fast(
+        GOOD,
+        &["--set", &format!("{key}=1")],
+        &["--set", "20000 segments"],
+    );
+}
+
+#[test]
+fn trace_settings_are_checked_even_with_their_table_off() {
+    let with = |trace: &str| format!("{GOOD}[trace]\n{trace}\n");
+    assert_refused_fast(
+        &with("nodes = [\"nope\"]"),
+        &[],
+        &["trace.nodes[0]", "unknown node"],
+    );
+    assert_refused_fast(
+        &with("sample_one_in = 0"),
+        &[],
+        &["trace.sample_one_in", "at least 1"],
+    );
+    assert_refused_fast(
+        &with("flows = [99]"),
+        &[],
+        &["trace.flows[0]", "does not exist"],
+    );
+    assert_refused_fast(
+        &with("sample_interval = \"0s\""),
+        &[],
+        &["trace.sample_interval"],
+    );
+}
+
+#[test]
+fn type_errors_point_at_the_key() {
+    let o = run_text(&GOOD.replace("k = 4", "k = \"4\""), &[]);
+    assert_rejected(&o, &["scenario.toml:4:1: k:", "expected u32"]);
+    let pairs = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"random_pairs\"\nsize = \"1KB\"\ncount = \"3\"\n";
+    assert_rejected(&run_text(pairs, &[]), &["scenario.toml:7:1: count:"]);
+    let unknown = GOOD.replace("size = \"10KB\" }", "size = \"10KB\", packts = 3 }");
+    assert_rejected(
+        &run_text(&unknown, &[]),
+        &["scenario.toml:11:51: packts:", "unknown field"],
+    );
+}
+
+#[test]
+fn a_missing_route_names_the_hosts() {
+    let text = r#"
+[topology]
+kind = "custom"
+hosts = ["alice", "bob"]
+switches = ["s1", "s2"]
+links = [{ a = "alice", b = "s1" }, { a = "bob", b = "s2" }]
+[[traffic]]
+kind = "flows"
+flows = [{ src = "alice", dst = "bob", size = "1KB" }]
+"#;
+    assert_rejected(&run_text(text, &[]), &["\"alice\"", "\"bob\"", "no route"]);
+}
+
+#[test]
+fn bad_memory_budgets_and_gates_are_refused() {
+    for bad in ["0B", "lots", "-1GB"] {
+        let o = run_text(GOOD, &[&format!("--max-memory={bad}")]);
+        assert_eq!(o.code, 2, "{bad}: {}", o.stderr);
+        assert!(o.stderr.contains("--max-memory"), "{}", o.stderr);
+    }
+    for bad in ["nan", "inf", "-1"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_netstep"))
+            .args(["compare", "a", "b", &format!("--max-nw1={bad}")])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--max-nw1"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_run_that_outgrows_its_memory_budget_stops_cleanly() {
+    // An 8 M-packet open-loop burst into a 1 Mb/s link with 100 GB buffers: the estimate
+    // (entities only) fits 300 MB, the queued packets do not. The guard stops the run with
+    // exit 2 and nothing at the output path.
+    let text = r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+[topology.host_links]
+rate = "100Gbps"
+buffer = "100GB"
+[topology.fabric_links]
+rate = "1Mbps"
+buffer = "100GB"
+[nic]
+buffer = "100GB"
+per_flow = "100GB"
+[transport]
+kind = "open_loop"
+packet_size = "100B"
+rate = "100Gbps"
+[[traffic]]
+kind = "flows"
+flows = [{ src = "l0", dst = "r0", packets = 8000000 }]
+"#;
+    let o = run_text(text, &["--max-memory", "300MB"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("more than its budget") && o.stderr.contains("--max-memory"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.out.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(o.out.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
