@@ -350,11 +350,16 @@ fn fuzzed_scenarios_exit_0_or_2_without_panic_abort_or_hang() {
         failure_persistence: None,
         ..Config::default()
     };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    // One runner per batch (a runner runs its `cases` once), each with a fresh deterministic
+    // stream split off the first.
+    let mut seeds = TestRunner::new_with_rng(
+        config.clone(),
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
     let started = Instant::now();
     let tried = std::sync::atomic::AtomicU64::new(0);
     loop {
+        let mut runner = TestRunner::new_with_rng(config.clone(), seeds.new_rng());
         let result = runner.run(&input(), |input| {
             tried.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             one(&input, dir.path())

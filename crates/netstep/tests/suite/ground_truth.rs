@@ -155,6 +155,14 @@ proptest! {
         for (flow, sd) in slowdowns(&s, &out).iter().enumerate() {
             prop_assert!(*sd >= 1.0, "flow {flow}: slowdown {sd}");
         }
+        // The closed form (TCP) equals the packet-by-packet definition.
+        let m = &s.model;
+        for flow in 0..m.flows.len() as u32 {
+            prop_assert_eq!(
+                ideal_fct(&m.net, &m.flows, flow, m.seed),
+                netstep_core::flow::ideal_fct_per_packet(&m.net, &m.flows, flow, m.seed)
+            );
+        }
         prop_assert_eq!(host_drops(&s, &out), 0);
     }
 }
