@@ -77,6 +77,16 @@ pub struct Scenario {
 /// `limits` is refused before it is built.
 pub fn load(path: &Path, overrides: &[String], limits: &Limits) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
+    if let Ok(meta) = std::fs::metadata(path) {
+        limits
+            .check_text(meta.len())
+            .map_err(|message| ScenarioError {
+                file: file.clone(),
+                line_col: None,
+                field: String::new(),
+                message,
+            })?;
+    }
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: file.clone(),
         line_col: None,

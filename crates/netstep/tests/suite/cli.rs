@@ -185,3 +185,56 @@ fn a_second_run_replaces_the_first_also_through_a_symlink() {
     run(&empty, "1");
     assert!(empty.join("flows.parquet").exists());
 }
+
+/// Runs `netstep validate` on `text` and returns (stdout, seconds).
+fn validate_text(text: &str) -> (String, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.toml");
+    std::fs::write(&file, text).unwrap();
+    let started = std::time::Instant::now();
+    let output = netstep().arg("validate").arg(&file).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        started.elapsed().as_secs_f64(),
+    )
+}
+
+#[test]
+fn setup_is_linear_for_poisson_traffic_and_large_custom_topologies() {
+    // Both hung before: Poisson on FatTree-128 scanned every link per host (5 x 10^11 steps),
+    // a custom topology's host-degree check was quadratic (4 x 10^10 steps here). Linear
+    // setup takes about a second for each; the bound only catches a return to quadratic.
+    let poisson = format!(
+        "[topology]\nkind = \"fat_tree\"\nk = 128\n[[traffic]]\nkind = \"poisson\"\nload = 0.3\ncdf = \"{}\"\nduration = \"10us\"\n",
+        crate::common::repo()
+            .join("datasets/websearch.toml")
+            .display()
+    );
+    let (stdout, seconds) = validate_text(&poisson);
+    assert!(stdout.contains("544768 nodes"), "{stdout}");
+    assert!(seconds < 60.0, "FatTree-128 Poisson setup took {seconds} s");
+    let n = 200_000;
+    let hosts: Vec<String> = (0..n).map(|i| format!("\"h{i}\"")).collect();
+    let mut links: Vec<String> = (0..n)
+        .map(|i| format!("{{ a = \"h{i}\", b = \"s{}\" }}", i % 20))
+        .collect();
+    links.extend((0..20).map(|j| format!("{{ a = \"s{j}\", b = \"core\" }}")));
+    let switches: Vec<String> = (0..20)
+        .map(|j| format!("\"s{j}\""))
+        .chain(["\"core\"".to_string()])
+        .collect();
+    let custom = format!(
+        "[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [{}]\nlinks = [{}]\n[[traffic]]\nkind = \"random_pairs\"\ncount = 10\nsize = \"10KB\"\n",
+        hosts.join(", "),
+        switches.join(", "),
+        links.join(", ")
+    );
+    let (stdout, seconds) = validate_text(&custom);
+    assert!(stdout.contains("200021 nodes"), "{stdout}");
+    assert!(seconds < 60.0, "200,000-host custom setup took {seconds} s");
+}
