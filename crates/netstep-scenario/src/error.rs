@@ -168,6 +168,10 @@ pub fn refine(
         let name = rest.split('`').next()?;
         return find_key(table, name).map(|at| (span.start + at, name.to_string()));
     }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let name = rest.split('`').next()?;
+        return find_value(table, &format!("\"{name}\"")).map(|(at, key)| (span.start + at, key));
+    }
     let rest = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))?;
@@ -182,8 +186,13 @@ pub fn refine(
     if literal.is_empty() {
         return None;
     }
+    find_value(table, &literal).map(|(at, key)| (span.start + at, key))
+}
+
+/// The key (offset and name) whose value is `literal` in `table` (`key = literal`).
+fn find_value(table: &str, literal: &str) -> Option<(usize, String)> {
     let mut from = 0;
-    while let Some(found) = table[from..].find(&literal) {
+    while let Some(found) = table[from..].find(literal) {
         let at = from + found;
         from = at + literal.len();
         let end_ok = table[from..]
@@ -198,7 +207,7 @@ pub fn refine(
                 .map_or(0, |i| i + 1);
             let key = &lhs[start..];
             if !key.is_empty() {
-                return Some((span.start + start, key.to_string()));
+                return Some((start, key.to_string()));
             }
         }
     }
@@ -253,6 +262,13 @@ mod refine_tests {
         )
         .unwrap();
         assert_eq!((key.as_str(), at), ("size", text.find("size").unwrap()));
+        let (_, key) = refine(
+            text,
+            span.clone(),
+            "unknown variant `random_pairs`, expected `flows`",
+        )
+        .unwrap();
+        assert_eq!(key, "kind");
         assert_eq!(refine(text, span, "missing field `count`"), None);
     }
 }

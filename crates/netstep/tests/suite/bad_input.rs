@@ -647,6 +647,11 @@ fn type_errors_point_at_the_key() {
         &run_text(&unknown, &[]),
         &["scenario.toml:11:51: packts:", "unknown field"],
     );
+    let variant = GOOD.replace("kind = \"flows\"", "kind = \"flowz\"");
+    assert_rejected(
+        &run_text(&variant, &[]),
+        &["scenario.toml:10:8:", "unknown variant `flowz`"],
+    );
 }
 
 #[test]
