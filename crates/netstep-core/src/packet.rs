@@ -207,11 +207,12 @@ mod tests {
 
     #[test]
     fn packet_and_event_sizes_are_as_documented() {
-        // ARCHITECTURE.md: 40 B per in-flight packet; the event (24 B key + payload) 64 B,
-        // the event kind using a niche of `Packet::kind` for its own tag.
+        // ARCHITECTURE.md: 40 B per in-flight packet; the event (16 B stored key + payload)
+        // 56 B, the event kind using a niche of `Packet::kind` for its own tag.
         assert_eq!(std::mem::size_of::<Packet>(), 40);
         assert_eq!(std::mem::size_of::<EventKind>(), 40);
-        assert_eq!(std::mem::size_of::<Event>(), 64);
+        assert_eq!(std::mem::size_of::<crate::engine::event::EventKey>(), 16);
+        assert_eq!(std::mem::size_of::<Event>(), 56);
     }
 
     #[test]

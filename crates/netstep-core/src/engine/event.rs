@@ -38,23 +38,22 @@ pub const MAX_EVENT_TIME: SimTime = SimTime((1 << CREATED_BITS) - 1);
 /// The largest number of logical processes (nodes) the engine supports.
 pub const MAX_LPS: u64 = 1 << 26;
 
-/// The total-order key of an event: `(time, phase, created, tie)` in three words, compared
-/// lexicographically.
+/// The stored part of an event's total-order key: `(time, phase, created)` in two words. The
+/// last component, `tie`, is derived from the payload ([`EventKind::tie`]) only when two events
+/// agree on these two words, so the heap moves 56-byte events and compares two words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EventKey {
     /// When.
     pub time: SimTime,
     /// `phase (4 bits) | created (60 bits, ps)`.
     pub order: u64,
-    /// Unique among events of equal `(time, order)` at one LP (see the module docs).
-    pub tie: u64,
 }
 
 impl EventKey {
     /// Packs a key. `time` and `created` must not exceed [`MAX_EVENT_TIME`] (callers check;
     /// larger values are clamped here so a bad key can never alias another phase).
     #[inline]
-    pub const fn new(time: SimTime, phase: Phase, created: SimTime, tie: u64) -> EventKey {
+    pub const fn new(time: SimTime, phase: Phase, created: SimTime) -> EventKey {
         let created = if created.0 > MAX_EVENT_TIME.0 {
             MAX_EVENT_TIME.0
         } else {
@@ -63,7 +62,6 @@ impl EventKey {
         EventKey {
             time,
             order: ((phase as u64) << CREATED_BITS) | created,
-            tie,
         }
     }
     /// The phase.
@@ -94,6 +92,8 @@ pub enum EventKind {
     PortReady {
         /// Local port index.
         port: u32,
+        /// The LP's creation counter when it was scheduled (its `tie`).
+        seq: u64,
     },
     /// A packet arrives.
     Arrive(Packet),
@@ -105,12 +105,27 @@ pub enum EventKind {
         token: u32,
         /// Which end of the flow set it.
         side: TimerSide,
+        /// The LP's creation counter when it was scheduled (its `tie`).
+        seq: u64,
     },
     /// `flow` starts.
     FlowStart {
         /// Flow id.
         flow: u32,
     },
+}
+
+impl EventKind {
+    /// The last key component (see the module docs): the bijective hash of the packet id for
+    /// arrivals, the LP's creation counter for its own events, the flow id for flow starts.
+    #[inline]
+    pub const fn tie(&self) -> u64 {
+        match self {
+            EventKind::PortReady { seq, .. } | EventKind::Timer { seq, .. } => *seq,
+            EventKind::Arrive(packet) => arrival_tie(packet),
+            EventKind::FlowStart { flow } => *flow as u64,
+        }
+    }
 }
 
 /// Which end of a flow a timer belongs to.
@@ -133,8 +148,13 @@ pub struct Event {
 }
 
 impl Ord for Event {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        // Reversed: the heap is a max-heap. The tie is computed only on equal stored keys.
+        other
+            .key
+            .cmp(&self.key)
+            .then_with(|| other.kind.tie().cmp(&self.kind.tie()))
     }
 }
 

@@ -93,7 +93,7 @@ impl Model {
     /// The initial events: one `FlowStart` per flow, at its source host.
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
         self.flows.flows.iter().enumerate().map(|(i, f)| {
-            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO, i as u64);
+            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO);
             (
                 f.src,
                 Event {

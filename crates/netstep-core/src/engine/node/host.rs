@@ -146,7 +146,12 @@ impl NodeState {
                 at,
                 now,
                 Phase::Timer,
-                EventKind::Timer { flow, token, side },
+                EventKind::Timer {
+                    flow,
+                    token,
+                    side,
+                    seq: 0,
+                },
                 sink,
             );
         }

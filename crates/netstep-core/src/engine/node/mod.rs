@@ -132,10 +132,16 @@ impl NodeState {
             self.overflow.get_or_insert(at);
             return;
         }
-        let tie = self.next_seq;
-        self.next_seq += 1;
+        let mut kind = kind;
+        match &mut kind {
+            EventKind::PortReady { seq, .. } | EventKind::Timer { seq, .. } => {
+                *seq = self.next_seq;
+                self.next_seq += 1;
+            }
+            EventKind::Arrive(_) | EventKind::FlowStart { .. } => {}
+        }
         sink.local(Event {
-            key: EventKey::new(at, phase, now, tie),
+            key: EventKey::new(at, phase, now),
             kind,
         });
     }
@@ -145,7 +151,7 @@ impl NodeState {
         let now = event.key.time;
         self.counters.events += 1;
         let useful = match event.kind {
-            EventKind::PortReady { port } => {
+            EventKind::PortReady { port, .. } => {
                 self.port_ready(port, now, model, sink);
                 if self.is_host(model) {
                     self.fill_nic(now, model, sink);
@@ -160,9 +166,9 @@ impl NodeState {
                 }
                 true
             }
-            EventKind::Timer { flow, token, side } => {
-                self.transport_timer(flow, token, side, now, model, sink)
-            }
+            EventKind::Timer {
+                flow, token, side, ..
+            } => self.transport_timer(flow, token, side, now, model, sink),
             EventKind::FlowStart { flow } => {
                 self.flow_start(flow, now, model, sink);
                 true

@@ -13,9 +13,7 @@ use rand_pcg::Pcg64Mcg;
 use super::NodeState;
 use super::link::lost_on_wire;
 use crate::engine::Model;
-use crate::engine::event::{
-    Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, arrival_tie,
-};
+use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
@@ -167,7 +165,10 @@ impl NodeState {
                 at,
                 now,
                 Phase::PortReady,
-                EventKind::PortReady { port: local },
+                EventKind::PortReady {
+                    port: local,
+                    seq: 0,
+                },
                 sink,
             );
         }
@@ -184,7 +185,10 @@ impl NodeState {
                 at,
                 now,
                 Phase::PortReady,
-                EventKind::PortReady { port: local },
+                EventKind::PortReady {
+                    port: local,
+                    seq: 0,
+                },
                 sink,
             );
         }
@@ -293,7 +297,7 @@ impl NodeState {
         sink.remote(
             peer,
             Event {
-                key: EventKey::new(at, Phase::Arrive, now, arrival_tie(&packet)),
+                key: EventKey::new(at, Phase::Arrive, now),
                 kind: EventKind::Arrive(packet),
             },
         );
