@@ -150,12 +150,22 @@ pub struct Event {
 impl Ord for Event {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: the heap is a max-heap. The tie is computed only on equal stored keys.
-        other
-            .key
-            .cmp(&self.key)
-            .then_with(|| other.kind.tie().cmp(&self.kind.tie()))
+        // Reversed: the heap is a max-heap. The two stored words compare as one 128-bit
+        // number; the tie is computed only when they are equal.
+        let mine = ((self.key.time.0 as u128) << 64) | self.key.order as u128;
+        let theirs = ((other.key.time.0 as u128) << 64) | other.key.order as u128;
+        if mine != theirs {
+            return theirs.cmp(&mine);
+        }
+        tie_order(other, self)
     }
+}
+
+/// The rare path of [`Event`]'s order: equal stored keys.
+#[cold]
+#[inline(never)]
+fn tie_order(a: &Event, b: &Event) -> Ordering {
+    a.kind.tie().cmp(&b.kind.tie())
 }
 
 impl PartialOrd for Event {
