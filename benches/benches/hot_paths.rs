@@ -1,4 +1,4 @@
-//! Criterion micro-benchmarks of the hot paths: the FIFO queue, forwarding (routing + ECMP
+//! Criterion micro-benchmarks of the hot paths: the FIFO queue and the class schedulers, forwarding (routing + ECMP
 //! hash), one window step of the engine, and the data-layout question behind ARCHITECTURE.md
 //! (per-port state as bevy components vs a dense Vec, touched through a sparse worklist).
 
@@ -11,7 +11,7 @@ use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::{EngineConfig, WindowMode};
 use netstep_core::network::{Network, ecmp_hash};
 use netstep_core::packet::{Packet, PacketKind};
-use netstep_core::queue::{Admission, Entry, FifoQueue, QueueCtx};
+use netstep_core::queue::{Admission, Entry, FifoQueue, Queue, QueueCtx, SchedulerSpec};
 use netstep_core::rng::LazyStream;
 use netstep_core::topology::{FatTree, LinkClass, fat_tree};
 use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
@@ -51,6 +51,42 @@ fn queue(c: &mut Criterion) {
             black_box(q.dequeue(&mut ctx))
         })
     });
+    // Each class scheduler with 32 packets waiting over three classes, one in, one out.
+    let mut weights = [1u16; 8];
+    weights[1] = 2;
+    weights[2] = 3;
+    for spec in [
+        SchedulerSpec::StrictPriority,
+        SchedulerSpec::Drr {
+            quantum: 1500,
+            weights,
+        },
+        SchedulerSpec::Wrr { weights },
+    ] {
+        group.bench_function(format!("{}_enqueue_dequeue", spec.name()), |b| {
+            let mut q = Queue::new(&spec);
+            let mut slot = None;
+            let mut ctx = QueueCtx {
+                now: SimTime::ZERO,
+                limit: BufferSize::Bytes(Bytes(1_000_000)),
+                rng: LazyStream::new(&mut slot, 1, 0, 0),
+            };
+            let classed = |n: u32| {
+                let mut e = entry(n);
+                e.packet.set_class((n % 3) as u8);
+                e
+            };
+            for n in 0..32 {
+                assert_eq!(q.enqueue(classed(n), &mut ctx), Admission::Accepted);
+            }
+            let mut n = 32;
+            b.iter(|| {
+                black_box(q.enqueue(black_box(classed(n)), &mut ctx));
+                n = n.wrapping_add(1);
+                black_box(q.dequeue(&mut ctx))
+            })
+        });
+    }
     group.finish();
 }
 
@@ -60,6 +96,7 @@ fn forwarding(c: &mut Criterion) {
         delay: SimTime::from_us(1),
         buffer: BufferSize::Packets(100),
         loss_ppm: 0,
+        scheduler: Default::default(),
     };
     let mut group = c.benchmark_group("forwarding");
     group.throughput(Throughput::Elements(1));

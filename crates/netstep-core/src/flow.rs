@@ -29,6 +29,8 @@ pub struct FlowSpec {
     pub transport: TransportSpec,
     /// Explicit path, or `None` for ECMP.
     pub path: Option<Box<ExplicitPath>>,
+    /// Traffic class (0-7) of the flow's packets, data and feedback alike.
+    pub class: u8,
 }
 
 /// All flows, plus each flow's slot at its sender and receiver host.

@@ -370,6 +370,7 @@ mod tests {
             delay: SimTime::from_us(1),
             buffer: BufferSize::Packets(10),
             loss_ppm: 0,
+            scheduler: Default::default(),
         }
     }
 

@@ -233,6 +233,7 @@ mod tests {
             delay: SimTime::from_us(1),
             buffer: BufferSize::Packets(8),
             loss_ppm: 0,
+            scheduler: Default::default(),
         };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
@@ -250,6 +251,7 @@ mod tests {
             size: Bytes(3000),
             transport,
             path: None,
+            class: 0,
         };
         spawn_flows(&mut world, vec![flow], 7);
         let model = build_model(&mut world).unwrap();

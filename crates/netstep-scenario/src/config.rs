@@ -109,6 +109,35 @@ pub struct LinkConfig {
     /// Probability that a packet is lost on the wire (independently per packet, resolution
     /// 1e-6). Default 0. Example: `loss = 0.01`.
     pub loss: Option<f64>,
+    /// Egress queue discipline at each end. Default FIFO. Example:
+    /// `scheduler = { kind = "drr", quantum = "1500B", weights = [1, 2, 3] }`.
+    pub scheduler: Option<SchedulerConfig>,
+}
+
+/// A port's queue discipline over the eight traffic classes.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// `"fifo"`, `"strict_priority"` (class 7 first), `"drr"` or `"wrr"`.
+    pub kind: SchedulerKind,
+    /// DRR: bytes a class of weight 1 may send per turn. Default `"1500B"`.
+    pub quantum: Option<String>,
+    /// DRR and WRR: per-class weights, class 0 first (up to 8; missing classes weigh 1).
+    pub weights: Option<Vec<u16>>,
+}
+
+/// The queue disciplines.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// One FIFO, tail drop.
+    Fifo,
+    /// Per-class FIFOs, highest class first.
+    StrictPriority,
+    /// Deficit round robin.
+    Drr,
+    /// Weighted round robin.
+    Wrr,
 }
 
 /// `[topology]`: one of the built-in shapes or a custom graph.
@@ -173,6 +202,8 @@ pub enum TopologyConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomLink {
+    /// Queue discipline at both ends (see the link tables).
+    pub scheduler: Option<SchedulerConfig>,
     /// One end (node name).
     pub a: String,
     /// The other end (node name).
@@ -281,6 +312,8 @@ pub enum SizeDistributionConfig {
 pub enum TrafficConfig {
     /// Explicitly listed flows.
     Flows {
+        /// Traffic class (0-7) of every flow in the block unless a flow sets its own. Default 0.
+        class: Option<u8>,
         /// The flows.
         flows: Vec<ExplicitFlow>,
         /// Transport of these flows (default: the top-level `[transport]`).
@@ -288,6 +321,8 @@ pub enum TrafficConfig {
     },
     /// `count` flows between seeded uniformly random host pairs (src != dst).
     RandomPairs {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
         /// Number of flows.
         count: u32,
         /// Payload per flow (or give `packets`).
@@ -301,6 +336,8 @@ pub enum TrafficConfig {
     },
     /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
     Poisson {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
         /// Offered load as a fraction of total host-link capacity, in (0, 1].
         load: f64,
         /// CDF file (netstep CDF TOML), relative to the scenario file's folder, then to the
@@ -321,6 +358,8 @@ pub enum TrafficConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplicitFlow {
+    /// Traffic class (0-7) of this flow (overrides the block's `class`).
+    pub class: Option<u8>,
     /// Sending host name.
     pub src: String,
     /// Receiving host name.

@@ -30,6 +30,7 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         delay: DEFAULT_DELAY,
         buffer: DEFAULT_BUFFER,
         loss_ppm: 0,
+        scheduler: Default::default(),
     };
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
@@ -48,6 +49,9 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         if let Some(buffer) = &layer.buffer {
             class.buffer =
                 parse_buffer(buffer).map_err(|e| Invalid::unit(path.key("buffer"), e))?;
+        }
+        if let Some(scheduler) = &layer.scheduler {
+            class.scheduler = scheduler_spec(scheduler, &path.key("scheduler"))?;
         }
         if let Some(loss) = layer.loss {
             if !(0.0..=1.0).contains(&loss) {
@@ -207,6 +211,7 @@ fn custom(
             ));
         }
         let own = LinkConfig {
+            scheduler: link.scheduler.clone(),
             rate: link.rate.clone(),
             delay: link.delay.clone(),
             buffer: link.buffer.clone(),
@@ -383,4 +388,81 @@ pub fn routing_entries(spec: &TopologySpec) -> u64 {
     }
     let attachments = attach.iter().filter(|&&a| a).count() as u64;
     attachments.saturating_mul(spec.nodes.len() as u64)
+}
+
+/// Resolves a `scheduler` table.
+fn scheduler_spec(
+    config: &crate::config::SchedulerConfig,
+    path: &FieldPath,
+) -> Result<netstep_core::queue::SchedulerSpec, Invalid> {
+    use crate::config::SchedulerKind;
+    use netstep_core::queue::{CLASSES, SchedulerSpec};
+    let weights = || -> Result<[u16; CLASSES], Invalid> {
+        let mut out = [1u16; CLASSES];
+        if let Some(list) = &config.weights {
+            if list.len() > CLASSES {
+                return Err(Invalid::new(
+                    path.key("weights"),
+                    format!("{} weights for {CLASSES} traffic classes", list.len()),
+                ));
+            }
+            for (i, &w) in list.iter().enumerate() {
+                if w == 0 {
+                    return Err(Invalid::new(
+                        path.key("weights").index(i),
+                        "weights must be at least 1",
+                    ));
+                }
+                out[i] = w;
+            }
+        }
+        Ok(out)
+    };
+    let only = |field: &str, present: bool, kinds: &str| {
+        if present {
+            Err(Invalid::new(
+                path.key(field),
+                format!("applies only to {kinds}"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match config.kind {
+        SchedulerKind::Fifo | SchedulerKind::StrictPriority => {
+            only("weights", config.weights.is_some(), "drr and wrr")?;
+            only("quantum", config.quantum.is_some(), "drr")?;
+            if config.kind == SchedulerKind::Fifo {
+                SchedulerSpec::Fifo
+            } else {
+                SchedulerSpec::StrictPriority
+            }
+        }
+        SchedulerKind::Drr => {
+            let quantum = match &config.quantum {
+                None => 1500,
+                Some(q) => {
+                    let bytes = netstep_core::units::parse_size(q)
+                        .map_err(|e| Invalid::unit(path.key("quantum"), e))?;
+                    if bytes.0 == 0 || bytes.0 > u32::MAX as u64 {
+                        return Err(Invalid::new(
+                            path.key("quantum"),
+                            format!("must be between 1 B and 4 GB, got {q:?}"),
+                        ));
+                    }
+                    bytes.0 as u32
+                }
+            };
+            SchedulerSpec::Drr {
+                quantum,
+                weights: weights()?,
+            }
+        }
+        SchedulerKind::Wrr => {
+            only("quantum", config.quantum.is_some(), "drr")?;
+            SchedulerSpec::Wrr {
+                weights: weights()?,
+            }
+        }
+    })
 }

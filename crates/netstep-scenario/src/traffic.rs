@@ -335,9 +335,11 @@ pub fn generate(
         let mut rng = stream(ctx.seed, STREAM_TRAFFIC, b as u64);
         match block {
             TrafficConfig::Flows {
+                class,
                 flows: list,
                 transport,
             } => {
+                let block_class = traffic_class(*class, &path.key("class"))?;
                 let template = transport_of(transport)?;
                 ctx.check_flows(flows.len(), list.len() as u64, &path.key("flows"))?;
                 let names = names.get_or_insert_with(|| {
@@ -349,7 +351,13 @@ pub fn generate(
                         .collect()
                 });
                 for (i, f) in list.iter().enumerate() {
+                    let flow_path = path.key("flows").index(i);
+                    let class = match f.class {
+                        Some(c) => traffic_class(Some(c), &flow_path.key("class"))?,
+                        None => block_class,
+                    };
                     flows.push(explicit_flow(
+                        class,
                         f,
                         &template,
                         names,
@@ -360,6 +368,7 @@ pub fn generate(
                 }
             }
             TrafficConfig::RandomPairs {
+                class,
                 count,
                 size,
                 packets,
@@ -367,6 +376,7 @@ pub fn generate(
                 transport,
             } => {
                 let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
                 let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
                 let size = size
                     .as_ref()
@@ -384,10 +394,12 @@ pub fn generate(
                         size: bytes,
                         transport: spec.clone(),
                         path: None,
+                        class,
                     });
                 }
             }
             TrafficConfig::Poisson {
+                class,
                 load,
                 cdf,
                 duration,
@@ -396,6 +408,7 @@ pub fn generate(
                 transport,
             } => {
                 let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
                 if !(*load > 0.0 && *load <= 1.0) {
                     return Err(Invalid::new(
                         path.key("load"),
@@ -456,6 +469,7 @@ pub fn generate(
                         size: bytes,
                         transport: spec,
                         path: None,
+                        class,
                     });
                     generated += 1;
                 }
@@ -553,7 +567,20 @@ impl Adjacency {
     }
 }
 
+/// A traffic class: 0-7, default 0.
+fn traffic_class(class: Option<u8>, path: &FieldPath) -> Result<u8, Invalid> {
+    match class {
+        None => Ok(0),
+        Some(c) if (c as usize) < netstep_core::queue::CLASSES => Ok(c),
+        Some(c) => Err(Invalid::new(
+            path.clone(),
+            format!("traffic classes are 0 to 7, got {c}"),
+        )),
+    }
+}
+
 fn explicit_flow(
+    class: u8,
     f: &ExplicitFlow,
     template: &TransportTemplate,
     names: &HashMap<&str, u32>,
@@ -608,6 +635,7 @@ fn explicit_flow(
         size: bytes,
         transport,
         path: explicit,
+        class,
     })
 }
 

@@ -10,9 +10,17 @@
 //! carry their own metadata ([`Entry`]): arrival time, the trace facts and, through the
 //! packet, class and ECN codepoint.
 
+mod classes;
+mod drr;
 mod fifo;
+mod strict_priority;
+mod wrr;
 
+pub use classes::{CLASSES, ClassQueues};
+pub use drr::Drr;
 pub use fifo::FifoQueue;
+pub use strict_priority::StrictPriority;
+pub use wrr::Wrr;
 
 use crate::packet::Packet;
 use crate::rng::LazyStream;
@@ -61,11 +69,61 @@ pub struct QueueCtx<'a> {
     pub rng: LazyStream<'a>,
 }
 
+/// Which discipline a port runs (a link parameter: `scheduler` in the scenario).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SchedulerSpec {
+    /// One FIFO for all classes, tail drop.
+    #[default]
+    Fifo,
+    /// Per-class FIFOs, highest class first ([`StrictPriority`]).
+    StrictPriority,
+    /// Deficit round robin over the classes ([`Drr`]): base quantum in bytes and per-class
+    /// weights.
+    Drr {
+        /// Bytes per turn for weight 1.
+        quantum: u32,
+        /// Per-class weights.
+        weights: [u16; CLASSES],
+    },
+    /// Weighted round robin over the classes ([`Wrr`]): packets per visit.
+    Wrr {
+        /// Per-class weights.
+        weights: [u16; CLASSES],
+    },
+}
+
+impl SchedulerSpec {
+    /// True when an empty queue of this discipline hands a packet offered to an idle
+    /// transmitter straight back and is left exactly as it was (FIFO; strict priority, which
+    /// keeps no state; DRR, whose empty state is its initial state: deficits of emptied
+    /// classes reset to 0). The port then skips the queue for such packets, with identical
+    /// results. WRR remembers the class it visits, so it is always consulted.
+    #[inline]
+    pub const fn empty_passes_through(&self) -> bool {
+        !matches!(self, SchedulerSpec::Wrr { .. })
+    }
+    /// The scenario name of the discipline.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            SchedulerSpec::Fifo => "fifo",
+            SchedulerSpec::StrictPriority => "strict_priority",
+            SchedulerSpec::Drr { .. } => "drr",
+            SchedulerSpec::Wrr { .. } => "wrr",
+        }
+    }
+}
+
 /// An egress queue of any discipline.
 #[derive(Clone, Debug)]
 pub enum Queue {
     /// First come, first served with tail drop.
     Fifo(FifoQueue),
+    /// Strict priority over per-class FIFOs.
+    StrictPriority(Box<StrictPriority>),
+    /// Deficit round robin over per-class FIFOs.
+    Drr(Box<Drr>),
+    /// Weighted round robin over per-class FIFOs.
+    Wrr(Box<Wrr>),
 }
 
 impl Default for Queue {
@@ -75,11 +133,27 @@ impl Default for Queue {
 }
 
 impl Queue {
+    /// An empty queue of the discipline `spec` names.
+    pub fn new(spec: &SchedulerSpec) -> Queue {
+        match *spec {
+            SchedulerSpec::Fifo => Queue::Fifo(FifoQueue::default()),
+            SchedulerSpec::StrictPriority => {
+                Queue::StrictPriority(Box::<StrictPriority>::default())
+            }
+            SchedulerSpec::Drr { quantum, weights } => {
+                Queue::Drr(Box::new(Drr::new(quantum, weights)))
+            }
+            SchedulerSpec::Wrr { weights } => Queue::Wrr(Box::new(Wrr::new(weights))),
+        }
+    }
     /// Offers an entry.
     #[inline]
     pub fn enqueue(&mut self, entry: Entry, ctx: &mut QueueCtx<'_>) -> Admission {
         match self {
             Queue::Fifo(q) => q.enqueue(entry, ctx),
+            Queue::StrictPriority(q) => q.enqueue(entry, ctx),
+            Queue::Drr(q) => q.enqueue(entry, ctx),
+            Queue::Wrr(q) => q.enqueue(entry, ctx),
         }
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
@@ -93,21 +167,22 @@ impl Queue {
     ) -> (Admission, Option<Entry>) {
         match self {
             Queue::Fifo(q) => q.enqueue_for_idle(entry, ctx),
+            Queue::StrictPriority(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
+            Queue::Drr(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
+            _ => {
+                let admission = self.enqueue(entry, ctx);
+                (admission, self.dequeue(ctx))
+            }
         }
-    }
-    /// True when an empty instance of this discipline hands an offered packet straight to an
-    /// idle transmitter and keeps no state about it (FIFO). The port then does not allocate
-    /// the queue until a packet has to wait; disciplines with per-packet accounting (AQMs,
-    /// schedulers) return false and are always materialized and consulted.
-    #[inline]
-    pub const fn empty_fifo_passes_through(&self) -> bool {
-        matches!(self, Queue::Fifo(_))
     }
     /// Takes the next entry to transmit.
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
         match self {
             Queue::Fifo(q) => q.dequeue(ctx),
+            Queue::StrictPriority(q) => q.dequeue(ctx),
+            Queue::Drr(q) => q.dequeue(ctx),
+            Queue::Wrr(q) => q.dequeue(ctx),
         }
     }
     /// Packets waiting.
@@ -115,6 +190,9 @@ impl Queue {
     pub fn len(&self) -> usize {
         match self {
             Queue::Fifo(q) => q.len(),
+            Queue::StrictPriority(q) => q.len(),
+            Queue::Drr(q) => q.len(),
+            Queue::Wrr(q) => q.len(),
         }
     }
     /// True when nothing waits.
@@ -127,6 +205,55 @@ impl Queue {
     pub fn bytes(&self) -> u64 {
         match self {
             Queue::Fifo(q) => q.bytes(),
+            Queue::StrictPriority(q) => q.bytes(),
+            Queue::Drr(q) => q.bytes(),
+            Queue::Wrr(q) => q.bytes(),
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::packet::{Packet, PacketKind};
+    use crate::units::SimTime;
+
+    /// A data entry numbered `n` of `size` bytes in traffic class `class`.
+    pub(crate) fn entry(n: u32, size: u32, class: u8) -> Entry {
+        let mut packet = Packet::new(PacketKind::Data, 0, n, n, 0, size);
+        packet.set_class(class);
+        Entry {
+            packet,
+            arrived_ps: n as u64,
+            ahead_bytes: 0,
+            ahead_packets: 0,
+            traced: false,
+        }
+    }
+
+    /// Runs `f` with a context of buffer `limit` at time 0.
+    pub(crate) fn with_ctx<R>(limit: BufferSize, f: impl FnOnce(&mut QueueCtx<'_>) -> R) -> R {
+        let mut slot = None;
+        let mut ctx = QueueCtx {
+            now: SimTime::ZERO,
+            limit,
+            rng: LazyStream::new(&mut slot, 1, 0, 0),
+        };
+        f(&mut ctx)
+    }
+
+    #[test]
+    fn per_class_buffers_drop_only_the_full_class() {
+        let mut q = Queue::new(&SchedulerSpec::StrictPriority);
+        with_ctx(BufferSize::Packets(2), |ctx| {
+            assert_eq!(q.enqueue(entry(0, 100, 1), ctx), Admission::Accepted);
+            assert_eq!(q.enqueue(entry(1, 100, 1), ctx), Admission::Accepted);
+            assert!(matches!(
+                q.enqueue(entry(2, 100, 1), ctx),
+                Admission::Dropped(_, DropReason::BufferFull)
+            ));
+            assert_eq!(q.enqueue(entry(3, 100, 2), ctx), Admission::Accepted);
+        });
+        assert_eq!((q.len(), q.bytes()), (3, 300));
     }
 }

@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod determinism;
 mod differential;
+mod elements;
 mod fuzz;
 mod golden;
 mod ground_truth;

@@ -156,13 +156,15 @@ impl NodeState {
             );
         }
         if !out.packets.is_empty() {
-            let explicit = model.flows.flows[flow as usize].path.is_some();
+            let spec = &model.flows.flows[flow as usize];
+            let (explicit, class) = (spec.path.is_some(), spec.class);
             let socket = match side {
                 TimerSide::Sender => Socket::sender(model.flows.src_slot[flow as usize]),
                 TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
             };
             for mut packet in out.packets.drain(..) {
                 packet.set(Packet::EXPLICIT_PATH, explicit);
+                packet.set_class(class);
                 let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
                 if nic.try_admit_now(socket, &packet, &model.nic) {
                     // Fast path: nothing waits ahead of it and it fits both budgets.

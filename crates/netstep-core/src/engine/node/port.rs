@@ -16,7 +16,7 @@ use crate::engine::Model;
 use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
-use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
+use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx, SchedulerSpec};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::units::{BufferSize, Bytes, SimTime};
 
@@ -55,6 +55,16 @@ pub struct PortCold {
     queue_rng: Option<Box<Pcg64Mcg>>,
     /// The link's loss stream (created on the first draw of a lossy link).
     loss_rng: Option<Box<Pcg64Mcg>>,
+}
+
+impl PortCold {
+    /// The cold part of a port running `scheduler`.
+    fn new(scheduler: &SchedulerSpec) -> Box<PortCold> {
+        Box::new(PortCold {
+            queue: Queue::new(scheduler),
+            ..PortCold::default()
+        })
+    }
 }
 
 impl PortState {
@@ -120,13 +130,15 @@ impl NodeState {
             ahead_packets: port.queue_len() as u32,
             traced,
         };
-        if idle && port.cold.is_none() && Queue::empty_fifo_passes_through(&Queue::default()) {
-            // The port's queue is a FIFO that has never held anything: the element's decision
-            // for an idle transmitter is known without materializing its state.
+        let scheduler = &model.net.class_of(global).scheduler;
+        if idle && port.cold.is_none() && scheduler.empty_passes_through() {
+            // The port's queue has never held anything and its discipline hands a packet for
+            // an idle transmitter straight back, unchanged: the element's decision is known
+            // without materializing its state.
             self.start_transmission(local, global, entry, now, model, sink);
             return true;
         }
-        let cold = port.cold.get_or_insert_with(Box::default);
+        let cold = port.cold.get_or_insert_with(|| PortCold::new(scheduler));
         let mut ctx = QueueCtx {
             now,
             limit,
@@ -231,7 +243,7 @@ impl NodeState {
     ) {
         self.ports[local as usize]
             .cold
-            .get_or_insert_with(Box::default)
+            .get_or_insert_with(|| PortCold::new(&model.net.class_of(global).scheduler))
             .drops += 1;
         self.counters.drops += 1;
         *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
@@ -267,7 +279,9 @@ impl NodeState {
         port.tx_bytes += entry.packet.size_bytes as u64;
         self.counters.packet_hops += 1;
         let lost = class.loss_ppm > 0 && {
-            let cold = port.cold.get_or_insert_with(Box::default);
+            let cold = port
+                .cold
+                .get_or_insert_with(|| PortCold::new(&class.scheduler));
             let lost = lost_on_wire(class, &mut cold.loss_rng, model.seed, global);
             cold.lost += lost as u64;
             lost

@@ -1,0 +1,165 @@
+//! Switch elements against analytic references: strict priority against Cobham's M/M/1 mean
+//! waits, DRR and WRR shares under saturation (and max-min with one limited source), and
+//! exactness against the reference engine and across thread counts with the schedulers on.
+
+use netstep_core::engine::WindowMode;
+
+use crate::common::*;
+
+/// Service time: 1000 B at 1 Gb/s, us.
+const SERVICE_US: f64 = 8.0;
+/// Fixed delay outside the queue: two 1 us propagation delays, ps.
+const PROPAGATION_PS: u64 = 2_000_000;
+
+#[test]
+fn strict_priority_matches_cobhams_mean_waits() {
+    let mut s = scenario_file("scenarios/elements/strict-priority-mm1.toml", &[]);
+    s.model.record_deliveries = true;
+    let out = run_window(&s, 1, WindowMode::Exact);
+    // Offered loads from the scenario's mean gaps: rho = S / gap.
+    let (rho_hi, rho_lo) = (SERVICE_US / 26.667, SERVICE_US / 20.0);
+    // Cobham (1954), non-preemptive priority, exponential service of mean S for both:
+    // W0 = sum(lambda_i E[S^2] / 2) = (rho_hi + rho_lo) S.
+    let w0 = (rho_hi + rho_lo) * SERVICE_US;
+    let theory_hi = w0 / (1.0 - rho_hi) + SERVICE_US;
+    let theory_lo = w0 / ((1.0 - rho_hi) * (1.0 - rho_hi - rho_lo)) + SERVICE_US;
+    for (flow, theory, name) in [(0u32, theory_hi, "hi"), (1, theory_lo, "lo")] {
+        let mut rows: Vec<_> = out.deliveries.iter().filter(|d| d.flow == flow).collect();
+        rows.sort_by_key(|d| d.number);
+        // Sojourn at the switch port = one-way delay - propagation - serialization on the
+        // 1 Tb/s access link (8 ps per byte).
+        let samples: Vec<f64> = rows
+            .iter()
+            .map(|d| {
+                (d.arrived_ps - d.sent_ps - PROPAGATION_PS - d.size_bytes as u64 * 8) as f64 / 1e6
+            })
+            .collect();
+        let (mean, half_width, n) = batch_means_ci(&samples);
+        println!("{name}: mean sojourn {mean:.3} us (Cobham {theory:.3} us, CI +-{half_width:.3})");
+        assert!(
+            (mean - theory).abs() <= half_width,
+            "{name}: mean sojourn {mean:.3} us over {n} packets, Cobham {theory:.3} us, 99.9% CI half-width {half_width:.3} us"
+        );
+        assert!(
+            half_width < 0.1 * theory,
+            "{name}: CI half-width {half_width:.3} us is too wide to be a test"
+        );
+    }
+    // The two classes are told apart: FIFO would give both (rho_hi + rho_lo) -> 26.7 us.
+    assert!(theory_lo - theory_hi > 15.0);
+}
+
+/// Bytes delivered per flow between 10 ms and the end, as shares of the total.
+fn shares(overrides: &[&str]) -> Vec<f64> {
+    let mut s = scenario_file("scenarios/elements/drr-shares.toml", overrides);
+    s.model.record_deliveries = true;
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let mut bytes = [0u64; 3];
+    for d in &out.deliveries {
+        if d.arrived_ps >= 10_000_000_000 {
+            bytes[d.flow as usize] += d.size_bytes as u64;
+        }
+    }
+    let total: u64 = bytes.iter().sum();
+    // The bottleneck is saturated: it carried 90 ms at 1 Gb/s.
+    let expected_total = 90e-3 * 1e9 / 8.0;
+    assert!(
+        (total as f64 - expected_total).abs() / expected_total < 0.001,
+        "the bottleneck carried {total} B, expected {expected_total} B"
+    );
+    let shares: Vec<f64> = bytes.iter().map(|&b| b as f64 / total as f64).collect();
+    println!("shares {overrides:?}: {shares:.4?}");
+    shares
+}
+
+/// Asserts shares within one percentage point (the tolerance; DRR's lag is one
+/// quantum per class per round, about 10^-4 of the 11 MB measured).
+fn assert_shares(got: &[f64], want: &[f64], what: &str) {
+    for (class, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() < 0.01,
+            "{what}: class {class} share {g:.4}, want {w:.4} ({got:?})"
+        );
+    }
+}
+
+#[test]
+fn drr_shares_follow_the_weights_whatever_the_packet_sizes() {
+    assert_shares(
+        &shares(&[]),
+        &[1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0],
+        "drr 1:2:3",
+    );
+}
+
+#[test]
+fn drr_gives_max_min_shares_when_one_class_wants_less() {
+    // Class 0 offers 0.1 Gb/s: it gets all of it; the remaining 0.9 splits 2:3.
+    let got = shares(&["traffic.0.transport.rate=\"100Mbps\""]);
+    assert_shares(&got, &[0.10, 0.36, 0.54], "drr max-min");
+}
+
+#[test]
+fn wrr_shares_follow_the_weights_for_equal_packets() {
+    // WRR counts packets, so with equal sizes the byte shares follow the weights too.
+    let got = shares(&[
+        "topology.fabric_links.scheduler={ kind = \"wrr\", weights = [1, 2, 3] }",
+        "traffic.1.transport.packet_size=\"1500B\"",
+        "traffic.2.transport.packet_size=\"1500B\"",
+    ]);
+    assert_shares(&got, &[1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0], "wrr 1:2:3");
+}
+
+#[test]
+fn wrr_with_unequal_packets_is_not_byte_fair() {
+    // The contrast that motivates DRR: the same weights with 1500/700/200 B packets give byte
+    // shares proportional to weight x size (1500 : 1400 : 600).
+    let got = shares(&["topology.fabric_links.scheduler={ kind = \"wrr\", weights = [1, 2, 3] }"]);
+    let total = 1500.0 + 1400.0 + 600.0;
+    assert_shares(
+        &got,
+        &[1500.0 / total, 1400.0 / total, 600.0 / total],
+        "wrr unequal sizes",
+    );
+}
+
+#[test]
+fn schedulers_are_exact_and_thread_invariant() {
+    // Every class discipline on one run: strict priority at the host links, DRR (small
+    // buffers: drops) at the bottleneck, WRR on the return path's host link via the same
+    // tiers; classes 0-2, open-loop and TCP flows.
+    for (scheduler, host) in [
+        (
+            "{ kind = \"drr\", quantum = \"500B\", weights = [3, 1, 2] }",
+            "{ kind = \"strict_priority\" }",
+        ),
+        (
+            "{ kind = \"wrr\", weights = [1, 4, 2] }",
+            "{ kind = \"drr\" }",
+        ),
+        ("{ kind = \"strict_priority\" }", "{ kind = \"wrr\" }"),
+    ] {
+        let overrides = [
+            "simulation.duration=\"3ms\"",
+            "topology.fabric_links.buffer=\"20KB\"",
+            &format!("topology.fabric_links.scheduler={scheduler}"),
+            &format!("topology.host_links.scheduler={host}"),
+            "traffic.1.transport={ kind = \"tcp\" }",
+            "traffic.1.flows=[{ src = \"l1\", dst = \"r0\", size = \"300KB\" }]",
+        ];
+        let s = scenario_file("scenarios/elements/drr-shares.toml", &overrides);
+        let reference = run_reference(&s);
+        assert!(
+            reference.stats.drops > 0,
+            "{scheduler}: the bottleneck drops"
+        );
+        for threads in [1, 2] {
+            let window = run_window(&s, threads, WindowMode::Exact);
+            assert_same_simulation(
+                &reference,
+                &window,
+                &format!("{scheduler}, {threads} threads"),
+            );
+        }
+    }
+}
