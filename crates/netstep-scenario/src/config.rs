@@ -118,11 +118,13 @@ pub struct LinkConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerConfig {
-    /// `"fifo"`, `"strict_priority"` (class 7 first), `"drr"` or `"wrr"`.
+    /// `"fifo"`, `"strict_priority"` (class 7 first), `"drr"`, `"wrr"`, `"wfq"`,
+    /// `"virtual_clock"` or `"fair_queueing"`.
     pub kind: SchedulerKind,
     /// DRR: bytes a class of weight 1 may send per turn. Default `"1500B"`.
     pub quantum: Option<String>,
-    /// DRR and WRR: per-class weights, class 0 first (up to 8; missing classes weigh 1).
+    /// DRR, WRR, WFQ and Virtual Clock: per-class weights, class 0 first (up to 8; missing
+    /// classes weigh 1).
     pub weights: Option<Vec<u16>>,
 }
 
@@ -138,6 +140,12 @@ pub enum SchedulerKind {
     Drr,
     /// Weighted round robin.
     Wrr,
+    /// Weighted fair queueing (GPS finish tags).
+    Wfq,
+    /// Virtual Clock.
+    VirtualClock,
+    /// Per-flow fair queueing (REAL's FQ).
+    FairQueueing,
 }
 
 /// `[topology]`: one of the built-in shapes or a custom graph.

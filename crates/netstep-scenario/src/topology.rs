@@ -429,13 +429,29 @@ fn scheduler_spec(
         }
     };
     Ok(match config.kind {
-        SchedulerKind::Fifo | SchedulerKind::StrictPriority => {
-            only("weights", config.weights.is_some(), "drr and wrr")?;
+        SchedulerKind::Fifo | SchedulerKind::StrictPriority | SchedulerKind::FairQueueing => {
+            only(
+                "weights",
+                config.weights.is_some(),
+                "drr, wrr, wfq and virtual_clock",
+            )?;
             only("quantum", config.quantum.is_some(), "drr")?;
-            if config.kind == SchedulerKind::Fifo {
-                SchedulerSpec::Fifo
-            } else {
-                SchedulerSpec::StrictPriority
+            match config.kind {
+                SchedulerKind::Fifo => SchedulerSpec::Fifo,
+                SchedulerKind::StrictPriority => SchedulerSpec::StrictPriority,
+                _ => SchedulerSpec::FairQueueing,
+            }
+        }
+        SchedulerKind::Wfq => {
+            only("quantum", config.quantum.is_some(), "drr")?;
+            SchedulerSpec::Wfq {
+                weights: weights()?,
+            }
+        }
+        SchedulerKind::VirtualClock => {
+            only("quantum", config.quantum.is_some(), "drr")?;
+            SchedulerSpec::VirtualClock {
+                weights: weights()?,
             }
         }
         SchedulerKind::Drr => {

@@ -85,6 +85,7 @@ mod tests {
         let mut ctx = QueueCtx {
             now: SimTime::ZERO,
             limit,
+            rate: crate::units::BitsPerSec(1_000_000_000),
             rng: LazyStream::new(&mut slot, 1, 0, 0),
         };
         f(&mut ctx)

@@ -12,19 +12,27 @@
 
 mod classes;
 mod drr;
+mod fair;
+mod fair_queueing;
 mod fifo;
+pub mod gps;
 mod strict_priority;
+mod virtual_clock;
+mod wfq;
 mod wrr;
 
 pub use classes::{CLASSES, ClassQueues};
 pub use drr::Drr;
+pub use fair_queueing::FairQueueing;
 pub use fifo::FifoQueue;
 pub use strict_priority::StrictPriority;
+pub use virtual_clock::VirtualClock;
+pub use wfq::Wfq;
 pub use wrr::Wrr;
 
 use crate::packet::Packet;
 use crate::rng::LazyStream;
-use crate::units::{BufferSize, SimTime};
+use crate::units::{BitsPerSec, BufferSize, SimTime};
 
 /// Why a queue refused (or evicted) a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +73,8 @@ pub struct QueueCtx<'a> {
     pub now: SimTime,
     /// The buffer limit of this port.
     pub limit: BufferSize,
+    /// The port's line rate (for disciplines that emulate a fluid system).
+    pub rate: BitsPerSec,
     /// This port's random stream ([`crate::rng::STREAM_QUEUE`], keyed by global port id).
     pub rng: LazyStream<'a>,
 }
@@ -90,6 +100,19 @@ pub enum SchedulerSpec {
         /// Per-class weights.
         weights: [u16; CLASSES],
     },
+    /// Weighted fair queueing over the classes ([`Wfq`]): GPS finish tags.
+    Wfq {
+        /// Per-class weights.
+        weights: [u16; CLASSES],
+    },
+    /// Virtual Clock over the classes ([`VirtualClock`]): reserved rates in weight shares.
+    VirtualClock {
+        /// Per-class weights.
+        weights: [u16; CLASSES],
+    },
+    /// Per-flow fair queueing ([`FairQueueing`]): one queue per flow, equal shares,
+    /// push-out from the longest flow.
+    FairQueueing,
 }
 
 impl SchedulerSpec {
@@ -100,7 +123,10 @@ impl SchedulerSpec {
     /// results. WRR remembers the class it visits, so it is always consulted.
     #[inline]
     pub const fn empty_passes_through(&self) -> bool {
-        !matches!(self, SchedulerSpec::Wrr { .. })
+        matches!(
+            self,
+            SchedulerSpec::Fifo | SchedulerSpec::StrictPriority | SchedulerSpec::Drr { .. }
+        )
     }
     /// The scenario name of the discipline.
     pub const fn name(&self) -> &'static str {
@@ -109,6 +135,9 @@ impl SchedulerSpec {
             SchedulerSpec::StrictPriority => "strict_priority",
             SchedulerSpec::Drr { .. } => "drr",
             SchedulerSpec::Wrr { .. } => "wrr",
+            SchedulerSpec::Wfq { .. } => "wfq",
+            SchedulerSpec::VirtualClock { .. } => "virtual_clock",
+            SchedulerSpec::FairQueueing => "fair_queueing",
         }
     }
 }
@@ -124,6 +153,12 @@ pub enum Queue {
     Drr(Box<Drr>),
     /// Weighted round robin over per-class FIFOs.
     Wrr(Box<Wrr>),
+    /// Weighted fair queueing over the classes.
+    Wfq(Box<Wfq>),
+    /// Virtual Clock over the classes.
+    VirtualClock(Box<VirtualClock>),
+    /// Per-flow fair queueing.
+    FairQueueing(Box<FairQueueing>),
 }
 
 impl Default for Queue {
@@ -144,6 +179,11 @@ impl Queue {
                 Queue::Drr(Box::new(Drr::new(quantum, weights)))
             }
             SchedulerSpec::Wrr { weights } => Queue::Wrr(Box::new(Wrr::new(weights))),
+            SchedulerSpec::Wfq { weights } => Queue::Wfq(Box::new(Wfq::new(weights))),
+            SchedulerSpec::VirtualClock { weights } => {
+                Queue::VirtualClock(Box::new(VirtualClock::new(weights)))
+            }
+            SchedulerSpec::FairQueueing => Queue::FairQueueing(Box::default()),
         }
     }
     /// Offers an entry.
@@ -154,6 +194,9 @@ impl Queue {
             Queue::StrictPriority(q) => q.enqueue(entry, ctx),
             Queue::Drr(q) => q.enqueue(entry, ctx),
             Queue::Wrr(q) => q.enqueue(entry, ctx),
+            Queue::Wfq(q) => q.enqueue(entry, ctx),
+            Queue::VirtualClock(q) => q.enqueue(entry, ctx),
+            Queue::FairQueueing(q) => q.enqueue(entry, ctx),
         }
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
@@ -183,6 +226,9 @@ impl Queue {
             Queue::StrictPriority(q) => q.dequeue(ctx),
             Queue::Drr(q) => q.dequeue(ctx),
             Queue::Wrr(q) => q.dequeue(ctx),
+            Queue::Wfq(q) => q.dequeue(ctx),
+            Queue::VirtualClock(q) => q.dequeue(ctx),
+            Queue::FairQueueing(q) => q.dequeue(ctx),
         }
     }
     /// Packets waiting.
@@ -193,6 +239,9 @@ impl Queue {
             Queue::StrictPriority(q) => q.len(),
             Queue::Drr(q) => q.len(),
             Queue::Wrr(q) => q.len(),
+            Queue::Wfq(q) => q.len(),
+            Queue::VirtualClock(q) => q.len(),
+            Queue::FairQueueing(q) => q.len(),
         }
     }
     /// True when nothing waits.
@@ -208,6 +257,9 @@ impl Queue {
             Queue::StrictPriority(q) => q.bytes(),
             Queue::Drr(q) => q.bytes(),
             Queue::Wrr(q) => q.bytes(),
+            Queue::Wfq(q) => q.bytes(),
+            Queue::VirtualClock(q) => q.bytes(),
+            Queue::FairQueueing(q) => q.bytes(),
         }
     }
 }
@@ -237,6 +289,7 @@ pub(crate) mod tests {
         let mut ctx = QueueCtx {
             now: SimTime::ZERO,
             limit,
+            rate: BitsPerSec(1_000_000_000),
             rng: LazyStream::new(&mut slot, 1, 0, 0),
         };
         f(&mut ctx)

@@ -142,6 +142,7 @@ impl NodeState {
         let mut ctx = QueueCtx {
             now,
             limit,
+            rate: model.net.class_of(global).rate,
             rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
         let (admission, now_sending) = if idle {
@@ -224,6 +225,7 @@ impl NodeState {
         let mut ctx = QueueCtx {
             now,
             limit,
+            rate: model.net.class_of(global).rate,
             rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
         let Some(next) = cold.queue.dequeue(&mut ctx) else {
