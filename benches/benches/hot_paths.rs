@@ -106,6 +106,7 @@ fn forwarding(c: &mut Criterion) {
         buffer: BufferSize::Packets(100),
         loss_ppm: 0,
         scheduler: Default::default(),
+        aqm: Default::default(),
     };
     let mut group = c.benchmark_group("forwarding");
     group.throughput(Throughput::Elements(1));

@@ -371,6 +371,7 @@ mod tests {
             buffer: BufferSize::Packets(10),
             loss_ppm: 0,
             scheduler: Default::default(),
+            aqm: Default::default(),
         }
     }
 

@@ -234,6 +234,7 @@ mod tests {
             buffer: BufferSize::Packets(8),
             loss_ppm: 0,
             scheduler: Default::default(),
+            aqm: Default::default(),
         };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
@@ -243,6 +244,7 @@ mod tests {
             interval: SimTime::from_us(10),
             exponential: false,
             size_distribution: Default::default(),
+            ecn: false,
         });
         let flow = FlowSpec {
             src: 0,

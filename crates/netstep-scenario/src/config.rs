@@ -112,6 +112,39 @@ pub struct LinkConfig {
     /// Egress queue discipline at each end. Default FIFO. Example:
     /// `scheduler = { kind = "drr", quantum = "1500B", weights = [1, 2, 3] }`.
     pub scheduler: Option<SchedulerConfig>,
+    /// Active queue management at each end (FIFO ports). Example:
+    /// `aqm = { kind = "red", min = "20KB", max = "60KB", max_p = 0.1, ecn = true }`.
+    pub aqm: Option<AqmConfig>,
+}
+
+/// Active queue management on a FIFO port.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AqmConfig {
+    /// `"red"` (random early detection) or `"step"` (DCTCP step marking).
+    pub kind: AqmKind,
+    /// RED: lower threshold on the average queue (size). Required for `red`.
+    pub min: Option<String>,
+    /// RED: upper threshold (size). Required for `red`.
+    pub max: Option<String>,
+    /// RED: drop (mark) probability at `max`. Default 0.1.
+    pub max_p: Option<f64>,
+    /// RED: EWMA weight in (0, 1]; 1 uses the instantaneous queue. Default 0.002.
+    pub weight: Option<f64>,
+    /// RED: mark ECN-capable packets instead of dropping them. Default false.
+    pub ecn: Option<bool>,
+    /// Step marking: threshold K on the bytes waiting (size). Required for `step`.
+    pub k: Option<String>,
+}
+
+/// The AQM elements.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AqmKind {
+    /// Random early detection.
+    Red,
+    /// DCTCP step marking.
+    Step,
 }
 
 /// A port's queue discipline over the eight traffic classes.
@@ -212,6 +245,8 @@ pub enum TopologyConfig {
 pub struct CustomLink {
     /// Queue discipline at both ends (see the link tables).
     pub scheduler: Option<SchedulerConfig>,
+    /// Active queue management at both ends (see the link tables).
+    pub aqm: Option<AqmConfig>,
     /// One end (node name).
     pub a: String,
     /// The other end (node name).
@@ -261,6 +296,9 @@ pub enum TransportConfig {
         /// `"constant"` (default) or `"exponential"` packet sizes with mean `packet_size`
         /// (exponential service times at a single bottleneck: M/M/1).
         size_distribution: Option<SizeDistributionConfig>,
+        /// Send packets ECN-capable (ECT(0)) so marking queues mark instead of dropping.
+        /// Default false.
+        ecn: Option<bool>,
     },
     /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK
     /// recovery and a congestion control.

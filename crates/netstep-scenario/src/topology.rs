@@ -31,6 +31,7 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         buffer: DEFAULT_BUFFER,
         loss_ppm: 0,
         scheduler: Default::default(),
+        aqm: Default::default(),
     };
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
@@ -52,6 +53,21 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         }
         if let Some(scheduler) = &layer.scheduler {
             class.scheduler = scheduler_spec(scheduler, &path.key("scheduler"))?;
+        }
+        if let Some(aqm) = &layer.aqm {
+            class.aqm = aqm_spec(aqm, &path.key("aqm"))?;
+        }
+        if class.aqm != netstep_core::queue::AqmSpec::None
+            && class.scheduler != netstep_core::queue::SchedulerSpec::Fifo
+            && (layer.aqm.is_some() || layer.scheduler.is_some())
+        {
+            return Err(Invalid::new(
+                path.key("aqm"),
+                format!(
+                    "an aqm runs on a FIFO port; this link's scheduler is {:?}",
+                    class.scheduler.name()
+                ),
+            ));
         }
         if let Some(loss) = layer.loss {
             if !(0.0..=1.0).contains(&loss) {
@@ -212,6 +228,7 @@ fn custom(
         }
         let own = LinkConfig {
             scheduler: link.scheduler.clone(),
+            aqm: link.aqm.clone(),
             rate: link.rate.clone(),
             delay: link.delay.clone(),
             buffer: link.buffer.clone(),
@@ -481,4 +498,82 @@ fn scheduler_spec(
             }
         }
     })
+}
+
+/// Resolves an `aqm` table.
+fn aqm_spec(
+    config: &crate::config::AqmConfig,
+    path: &FieldPath,
+) -> Result<netstep_core::queue::AqmSpec, Invalid> {
+    use crate::config::AqmKind;
+    use netstep_core::queue::{AqmSpec, RedSpec};
+    let size = |value: &Option<String>, field: &str| -> Result<Option<u64>, Invalid> {
+        value
+            .as_ref()
+            .map(|v| {
+                netstep_core::units::parse_size(v)
+                    .map(|b| b.0)
+                    .map_err(|e| Invalid::unit(path.key(field), e))
+            })
+            .transpose()
+    };
+    let refuse = |field: &str, present: bool, kind: &str| {
+        if present {
+            Err(Invalid::new(
+                path.key(field),
+                format!("applies only to {kind}"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    match config.kind {
+        AqmKind::Step => {
+            for (field, present) in [
+                ("min", config.min.is_some()),
+                ("max", config.max.is_some()),
+                ("max_p", config.max_p.is_some()),
+                ("weight", config.weight.is_some()),
+                ("ecn", config.ecn.is_some()),
+            ] {
+                refuse(field, present, "red")?;
+            }
+            let k_bytes = size(&config.k, "k")?.ok_or_else(|| {
+                Invalid::new(path.clone(), "step marking needs k, e.g. k = \"30KB\"")
+            })?;
+            Ok(AqmSpec::Step { k_bytes })
+        }
+        AqmKind::Red => {
+            refuse("k", config.k.is_some(), "step")?;
+            let need = |v: Option<u64>, field: &str| {
+                v.ok_or_else(|| Invalid::new(path.clone(), format!("red needs {field}")))
+            };
+            let min_bytes = need(size(&config.min, "min")?, "min")?;
+            let max_bytes = need(size(&config.max, "max")?, "max")?;
+            if max_bytes <= min_bytes {
+                return Err(Invalid::new(path.key("max"), "must be larger than min"));
+            }
+            let max_p = config.max_p.unwrap_or(0.1);
+            if !(max_p > 0.0 && max_p <= 1.0) {
+                return Err(Invalid::new(
+                    path.key("max_p"),
+                    format!("must be in (0, 1], got {max_p}"),
+                ));
+            }
+            let weight = config.weight.unwrap_or(0.002);
+            if !(1e-6..=1.0).contains(&weight) {
+                return Err(Invalid::new(
+                    path.key("weight"),
+                    format!("must be in [0.000001, 1], got {weight}"),
+                ));
+            }
+            Ok(AqmSpec::Red(RedSpec {
+                min_bytes,
+                max_bytes,
+                max_p_ppm: (max_p * 1e6).round() as u32,
+                weight_ppm: (weight * 1e6).round() as u32,
+                ecn: config.ecn.unwrap_or(false),
+            }))
+        }
+    }
 }

@@ -34,6 +34,8 @@ pub enum TransportTemplate {
         exponential: bool,
         /// Packet size distribution.
         size_distribution: SizeDistribution,
+        /// ECN-capable packets.
+        ecn: bool,
     },
     /// TCP.
     Tcp(TcpSpec),
@@ -69,6 +71,7 @@ pub fn resolve_transport(
             rate,
             exponential,
             size_distribution,
+            ecn,
         } => {
             let packet_size = size_at(packet_size, path.key("packet_size"), Bytes(1000))?;
             let size_distribution = match size_distribution {
@@ -116,6 +119,7 @@ pub fn resolve_transport(
                 interval,
                 exponential: exponential.unwrap_or(false),
                 size_distribution,
+                ecn: ecn.unwrap_or(false),
             })
         }
         TransportConfig::Tcp {
@@ -213,6 +217,7 @@ impl TransportTemplate {
                 interval,
                 exponential,
                 size_distribution,
+                ecn,
             } => {
                 let n_packets = match amount {
                     Ok(s) => u32::try_from(s.0.div_ceil(packet_size.0.max(1))).map_err(|_| {
@@ -246,6 +251,7 @@ impl TransportTemplate {
                     interval: *interval,
                     exponential: *exponential,
                     size_distribution: *size_distribution,
+                    ecn: *ecn,
                 };
                 Ok((
                     TransportSpec::OpenLoop(spec),

@@ -89,6 +89,7 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
         Arc::new(StringArray::from(vec![
             DropReason::BufferFull.name(),
             DropReason::LinkLoss.name(),
+            DropReason::Early.name(),
         ])),
     )?;
     RecordBatch::try_new(

@@ -75,6 +75,8 @@ pub enum DropReason {
     BufferFull = 0,
     /// Lost on the wire (random link loss).
     LinkLoss = 1,
+    /// Dropped early by an AQM (RED).
+    Early = 2,
 }
 
 impl DropReason {
@@ -83,6 +85,7 @@ impl DropReason {
         match self {
             DropReason::BufferFull => "buffer_full",
             DropReason::LinkLoss => "link_loss",
+            DropReason::Early => "early",
         }
     }
 }

@@ -348,7 +348,7 @@ impl<'m> WindowEngine<'m> {
                         tx_bytes: port.tx_bytes,
                         tx_packets: port.tx_packets,
                         drops: port.drops() + port.lost(),
-                        ecn_marks: 0,
+                        ecn_marks: port.ecn_marks(),
                     };
                     rows.push(row);
                 }

@@ -12,10 +12,12 @@
 
 mod classes;
 mod drr;
+mod ecn_step;
 mod fair;
 mod fair_queueing;
 mod fifo;
 pub mod gps;
+mod red;
 mod strict_priority;
 mod virtual_clock;
 mod wfq;
@@ -23,8 +25,10 @@ mod wrr;
 
 pub use classes::{CLASSES, ClassQueues};
 pub use drr::Drr;
+pub use ecn_step::EcnStep;
 pub use fair_queueing::FairQueueing;
 pub use fifo::FifoQueue;
+pub use red::{Red, RedSpec, RedVerdict};
 pub use strict_priority::StrictPriority;
 pub use virtual_clock::VirtualClock;
 pub use wfq::Wfq;
@@ -39,6 +43,8 @@ use crate::units::{BitsPerSec, BufferSize, SimTime};
 pub enum DropReason {
     /// The buffer was full (tail drop).
     BufferFull,
+    /// An AQM dropped it before the buffer was full (RED).
+    Early,
 }
 
 /// A packet waiting in a queue, with the facts recorded when it arrived.
@@ -61,6 +67,8 @@ pub struct Entry {
 pub enum Admission {
     /// Queued.
     Accepted,
+    /// Queued, marked CE by the queue (ECN).
+    AcceptedMarked,
     /// Refused: the offered entry is handed back with the reason.
     Dropped(Entry, DropReason),
     /// Queued, but another waiting entry was evicted to make room (push-out disciplines).
@@ -142,6 +150,21 @@ impl SchedulerSpec {
     }
 }
 
+/// Active queue management on a FIFO port (a link parameter: `aqm` in the scenario).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AqmSpec {
+    /// Tail drop only.
+    #[default]
+    None,
+    /// Random early detection, dropping or marking ([`Red`]).
+    Red(RedSpec),
+    /// DCTCP step marking above `k_bytes` waiting ([`EcnStep`]).
+    Step {
+        /// Threshold, bytes waiting.
+        k_bytes: u64,
+    },
+}
+
 /// An egress queue of any discipline.
 #[derive(Clone, Debug)]
 pub enum Queue {
@@ -159,6 +182,10 @@ pub enum Queue {
     VirtualClock(Box<VirtualClock>),
     /// Per-flow fair queueing.
     FairQueueing(Box<FairQueueing>),
+    /// A FIFO with RED.
+    Red(Box<Red>),
+    /// A FIFO with step marking.
+    EcnStep(Box<EcnStep>),
 }
 
 impl Default for Queue {
@@ -168,6 +195,15 @@ impl Default for Queue {
 }
 
 impl Queue {
+    /// The queue of a port: `aqm` on a FIFO when set (scenarios refuse an AQM with another
+    /// scheduler), else the scheduler.
+    pub fn for_port(scheduler: &SchedulerSpec, aqm: &AqmSpec) -> Queue {
+        match *aqm {
+            AqmSpec::None => Queue::new(scheduler),
+            AqmSpec::Red(spec) => Queue::Red(Box::new(Red::new(spec))),
+            AqmSpec::Step { k_bytes } => Queue::EcnStep(Box::new(EcnStep::new(k_bytes))),
+        }
+    }
     /// An empty queue of the discipline `spec` names.
     pub fn new(spec: &SchedulerSpec) -> Queue {
         match *spec {
@@ -197,6 +233,8 @@ impl Queue {
             Queue::Wfq(q) => q.enqueue(entry, ctx),
             Queue::VirtualClock(q) => q.enqueue(entry, ctx),
             Queue::FairQueueing(q) => q.enqueue(entry, ctx),
+            Queue::Red(q) => q.enqueue(entry, ctx),
+            Queue::EcnStep(q) => q.enqueue(entry, ctx),
         }
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
@@ -229,6 +267,8 @@ impl Queue {
             Queue::Wfq(q) => q.dequeue(ctx),
             Queue::VirtualClock(q) => q.dequeue(ctx),
             Queue::FairQueueing(q) => q.dequeue(ctx),
+            Queue::Red(q) => q.dequeue(ctx),
+            Queue::EcnStep(q) => q.dequeue(ctx),
         }
     }
     /// Packets waiting.
@@ -242,6 +282,8 @@ impl Queue {
             Queue::Wfq(q) => q.len(),
             Queue::VirtualClock(q) => q.len(),
             Queue::FairQueueing(q) => q.len(),
+            Queue::Red(q) => q.len(),
+            Queue::EcnStep(q) => q.len(),
         }
     }
     /// True when nothing waits.
@@ -260,6 +302,8 @@ impl Queue {
             Queue::Wfq(q) => q.bytes(),
             Queue::VirtualClock(q) => q.bytes(),
             Queue::FairQueueing(q) => q.bytes(),
+            Queue::Red(q) => q.bytes(),
+            Queue::EcnStep(q) => q.bytes(),
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct LinkClass {
     /// materialized (its decision for an idle transmitter is known); every other discipline
     /// is created with the port's first packet and consulted for every packet.
     pub scheduler: crate::queue::SchedulerSpec,
+    /// Active queue management at each end (FIFO ports only).
+    pub aqm: crate::queue::AqmSpec,
 }
 
 /// One node of a topology.

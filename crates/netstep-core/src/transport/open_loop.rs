@@ -23,6 +23,8 @@ pub struct OpenLoopSpec {
     pub exponential: bool,
     /// Packet sizes: all `packet_size`, or exponential with that mean (M/M/1 service).
     pub size_distribution: SizeDistribution,
+    /// Send every packet ECN-capable (ECT(0)), so marking queues mark instead of dropping.
+    pub ecn: bool,
 }
 
 /// How an open-loop source sizes its packets.
@@ -94,6 +96,9 @@ impl OpenLoopSender {
             size_bytes,
         );
         packet.sent_ps = now.0;
+        if spec.ecn {
+            packet.ecn = crate::packet::Ecn::Ect0;
+        }
         out.packets.push(packet);
         self.sent += 1;
         if self.sent < spec.n_packets {

@@ -239,3 +239,140 @@ fn fair_queueing_protects_well_behaved_sources_from_an_ill_behaved_one() {
         "FQ keeps the link busy: {fq:?}"
     );
 }
+
+/// Runs `s` with packet_hops and queue_samples in memory.
+fn traced(
+    s: &mut netstep_scenario::Scenario,
+) -> (
+    netstep_core::engine::RunOutput,
+    netstep_core::engine::trace::MemoryTrace,
+) {
+    use netstep_core::engine::EngineConfig;
+    use netstep_core::engine::trace::{HopFilter, MemoryTrace};
+    use netstep_core::engine::window::WindowEngine;
+    use netstep_core::units::SimTime;
+    s.model.trace.packet_hops = Some(HopFilter::all());
+    s.model.trace.queue_samples = Some(SimTime::from_us(100));
+    let mut trace = MemoryTrace::default();
+    let config = EngineConfig {
+        threads: 1,
+        window: WindowMode::Exact,
+        end: s.meta.duration,
+    };
+    let out = WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run_traced(|_| {}, &mut trace)
+        .expect("run");
+    (out, trace)
+}
+
+/// The overloaded bottleneck of drr-shares as a FIFO with an AQM, ECN-capable sources.
+fn aqm_scenario(aqm: &str) -> netstep_scenario::Scenario {
+    scenario_file(
+        "scenarios/elements/drr-shares.toml",
+        &[
+            "simulation.duration=\"5ms\"",
+            "topology.fabric_links.scheduler={ kind = \"fifo\" }",
+            &format!("topology.fabric_links.aqm={aqm}"),
+            "traffic.0.transport.ecn=true",
+            "traffic.1.transport.ecn=true",
+            "traffic.2.transport.ecn=true",
+        ],
+    )
+}
+
+#[test]
+fn step_marking_marks_only_above_k_and_is_counted() {
+    let mut s = aqm_scenario("{ kind = \"step\", k = \"30KB\" }");
+    let (out, trace) = traced(&mut s);
+    // The bottleneck port: the one whose hops see the queue build (sl towards sr).
+    let port = trace
+        .hops
+        .iter()
+        .max_by_key(|h| h.queue_bytes)
+        .map(|h| h.port)
+        .unwrap();
+    let (mut marked, mut above) = (0u64, 0u64);
+    for h in trace
+        .hops
+        .iter()
+        .filter(|h| h.port == port && h.drop.is_none())
+    {
+        let ce = h.ecn == 3;
+        // DCTCP: marked exactly when more than K bytes wait at arrival.
+        assert_eq!(ce, h.queue_bytes > 30_000, "{h:?}");
+        marked += ce as u64;
+        above += (h.queue_bytes > 30_000) as u64;
+    }
+    assert!(marked > 1000, "the overloaded queue marks: {marked}");
+    assert_eq!(marked, above);
+    // queue_samples count the marks cumulatively.
+    let last = trace.samples.iter().rfind(|r| r.port == port).unwrap();
+    // At a sample time T: the marked packets that arrived before T, of which up to the
+    // queue length at T have not left yet (hop records are written when a packet leaves).
+    let marked_before = trace
+        .hops
+        .iter()
+        .filter(|h| h.port == port && h.ecn == 3 && h.arrive_ps < last.time_ps)
+        .count() as u64;
+    assert!(
+        last.ecn_marks >= marked_before
+            && last.ecn_marks <= marked_before + last.queue_packets as u64,
+        "{last:?}, {marked_before} marked hops before it"
+    );
+    assert!(
+        out.stats.drops > 0,
+        "tail drop still applies above the buffer"
+    );
+}
+
+#[test]
+fn red_marks_ecn_capable_packets_and_drops_the_others() {
+    let red = "{ kind = \"red\", min = \"20KB\", max = \"150KB\", max_p = 0.1, weight = 0.002, ecn = true }";
+    let mut s = aqm_scenario(red);
+    let (_, trace) = traced(&mut s);
+    let marks = trace.hops.iter().filter(|h| h.ecn == 3).count();
+    let early = trace
+        .hops
+        .iter()
+        .filter(|h| h.drop == Some(netstep_core::engine::trace::DropReason::Early))
+        .count();
+    assert!(marks > 100, "ECN-capable traffic is marked: {marks}");
+    assert_eq!(
+        early, 0,
+        "ECN-capable packets are marked, not dropped early"
+    );
+    // Without ECT the same RED drops early instead.
+    let mut s = scenario_file(
+        "scenarios/elements/drr-shares.toml",
+        &[
+            "simulation.duration=\"5ms\"",
+            "topology.fabric_links.scheduler={ kind = \"fifo\" }",
+            &format!("topology.fabric_links.aqm={red}"),
+        ],
+    );
+    let (_, trace) = traced(&mut s);
+    let early = trace
+        .hops
+        .iter()
+        .filter(|h| h.drop == Some(netstep_core::engine::trace::DropReason::Early))
+        .count();
+    assert!(early > 100, "non-ECT traffic is dropped early: {early}");
+    assert_eq!(trace.hops.iter().filter(|h| h.ecn == 3).count(), 0);
+}
+
+#[test]
+fn aqm_runs_are_exact_and_thread_invariant() {
+    for aqm in [
+        "{ kind = \"step\", k = \"30KB\" }",
+        "{ kind = \"red\", min = \"20KB\", max = \"150KB\", ecn = true }",
+        "{ kind = \"red\", min = \"20KB\", max = \"150KB\", weight = 1.0 }",
+    ] {
+        let s = aqm_scenario(aqm);
+        let reference = run_reference(&s);
+        for threads in [1, 2] {
+            let window = run_window(&s, threads, WindowMode::Exact);
+            assert_same_simulation(&reference, &window, &format!("{aqm}, {threads} threads"));
+        }
+    }
+}

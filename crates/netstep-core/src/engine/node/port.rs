@@ -16,8 +16,9 @@ use crate::engine::Model;
 use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
-use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx, SchedulerSpec};
+use crate::queue::{Admission, AqmSpec, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
+use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
 
 /// Dynamic state of one egress port: the transmitter (hot, 40 bytes) and, once the port has
@@ -47,6 +48,8 @@ pub struct PortCold {
     pub drops: u64,
     /// Packets lost on the wire (random link loss).
     pub lost: u64,
+    /// Packets marked CE by the queue element.
+    pub ecn_marks: u64,
     /// Largest number of waiting packets seen.
     pub max_queue_packets: u64,
     /// Largest number of waiting bytes seen.
@@ -58,10 +61,10 @@ pub struct PortCold {
 }
 
 impl PortCold {
-    /// The cold part of a port running `scheduler`.
-    fn new(scheduler: &SchedulerSpec) -> Box<PortCold> {
+    /// The cold part of a port of link class `class`.
+    fn new(class: &LinkClass) -> Box<PortCold> {
         Box::new(PortCold {
-            queue: Queue::new(scheduler),
+            queue: Queue::for_port(&class.scheduler, &class.aqm),
             ..PortCold::default()
         })
     }
@@ -83,6 +86,10 @@ impl PortState {
     /// Packets dropped by the queue element.
     pub fn drops(&self) -> u64 {
         self.cold.as_ref().map_or(0, |c| c.drops)
+    }
+    /// Packets marked CE by the queue element.
+    pub fn ecn_marks(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.ecn_marks)
     }
     /// Packets lost on the wire.
     pub fn lost(&self) -> u64 {
@@ -130,15 +137,17 @@ impl NodeState {
             ahead_packets: port.queue_len() as u32,
             traced,
         };
-        let scheduler = &model.net.class_of(global).scheduler;
-        if idle && port.cold.is_none() && scheduler.empty_passes_through() {
+        let class = model.net.class_of(global);
+        let passes = class.scheduler.empty_passes_through()
+            && matches!(class.aqm, AqmSpec::None | AqmSpec::Step { .. });
+        if idle && port.cold.is_none() && passes {
             // The port's queue has never held anything and its discipline hands a packet for
             // an idle transmitter straight back, unchanged: the element's decision is known
             // without materializing its state.
             self.start_transmission(local, global, entry, now, model, sink);
             return true;
         }
-        let cold = port.cold.get_or_insert_with(|| PortCold::new(scheduler));
+        let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
         let mut ctx = QueueCtx {
             now,
             limit,
@@ -153,6 +162,12 @@ impl NodeState {
         };
         let accepted = match admission {
             Admission::Accepted => true,
+            Admission::AcceptedMarked => {
+                if let Some(cold) = self.ports[local as usize].cold.as_mut() {
+                    cold.ecn_marks += 1;
+                }
+                true
+            }
             Admission::Dropped(dropped, reason) => {
                 self.drop_entry(local, global, &dropped, reason, model);
                 false
@@ -245,12 +260,13 @@ impl NodeState {
     ) {
         self.ports[local as usize]
             .cold
-            .get_or_insert_with(|| PortCold::new(&model.net.class_of(global).scheduler))
+            .get_or_insert_with(|| PortCold::new(model.net.class_of(global)))
             .drops += 1;
         self.counters.drops += 1;
         *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
         let reason = match reason {
             DropReason::BufferFull => TraceDrop::BufferFull,
+            DropReason::Early => TraceDrop::Early,
         };
         self.record_hop(entry, global, None, Some(reason));
         if self.is_host(model) {
@@ -281,9 +297,7 @@ impl NodeState {
         port.tx_bytes += entry.packet.size_bytes as u64;
         self.counters.packet_hops += 1;
         let lost = class.loss_ppm > 0 && {
-            let cold = port
-                .cold
-                .get_or_insert_with(|| PortCold::new(&class.scheduler));
+            let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
             let lost = lost_on_wire(class, &mut cold.loss_rng, model.seed, global);
             cold.lost += lost as u64;
             lost
