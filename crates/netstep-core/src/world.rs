@@ -174,6 +174,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             record_deliveries: false,
             trace: Default::default(),
             nic: Default::default(),
+            shared_buffer: None,
         }
     });
     setup.model = Some(model);

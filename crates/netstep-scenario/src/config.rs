@@ -21,6 +21,9 @@ pub struct ScenarioFile {
     /// Host NICs (every host). Default: 1 MB buffer, 2 packets per flow, round robin.
     #[serde(default)]
     pub nic: NicFileConfig,
+    /// `[switch]`: settings of every switch.
+    #[serde(default)]
+    pub switch: SwitchFileConfig,
     /// Default transport of every traffic block that does not set its own.
     /// Default: `tcp` (NewReno with SACK) with its defaults.
     pub transport: Option<TransportConfig>,
@@ -68,6 +71,18 @@ pub struct NicFileConfig {
     /// `"round_robin"` (default: one packet per flow with data in turn) or `"fifo"` (in the
     /// order the transports produced them; `per_flow` does not apply).
     pub scheduler: Option<NicSchedulerConfig>,
+}
+
+/// `[switch]`: settings of every switch.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchFileConfig {
+    /// One buffer shared by all egress queues of a switch, with dynamic thresholds. Default:
+    /// none (each port has its own `buffer`). Example: `shared_buffer = "12MB"`.
+    pub shared_buffer: Option<String>,
+    /// Dynamic-threshold factor: a queue may grow while below `alpha` times the free shared
+    /// buffer. Default 1. Example: `alpha = 0.5`.
+    pub alpha: Option<f64>,
 }
 
 /// NIC socket scheduler.

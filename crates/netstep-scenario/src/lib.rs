@@ -197,6 +197,34 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
     })
 }
 
+fn shared_buffer(
+    config: &config::SwitchFileConfig,
+) -> Result<Option<netstep_core::queue::SharedBuffer>, Invalid> {
+    let path = FieldPath::of(&["switch"]);
+    let Some(size) = &config.shared_buffer else {
+        if config.alpha.is_some() {
+            return Err(Invalid::new(
+                path.key("alpha"),
+                "applies to a shared buffer; set switch.shared_buffer too",
+            ));
+        }
+        return Ok(None);
+    };
+    let size = netstep_core::units::parse_size(size)
+        .map_err(|e| Invalid::unit(path.key("shared_buffer"), e))?;
+    if size.0 == 0 {
+        return Err(Invalid::new(path.key("shared_buffer"), "must be positive"));
+    }
+    let alpha = config.alpha.unwrap_or(1.0);
+    if !(alpha.is_finite() && alpha > 0.0) {
+        return Err(Invalid::new(
+            path.key("alpha"),
+            format!("must be a positive number, got {alpha}"),
+        ));
+    }
+    Ok(Some(netstep_core::queue::SharedBuffer { size, alpha }))
+}
+
 fn build(
     parsed: ScenarioFile,
     effective: &str,
@@ -379,6 +407,7 @@ fn build(
         .map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
     model.trace = trace;
     model.nic = nic_config(&parsed.nic)?;
+    model.shared_buffer = shared_buffer(&parsed.switch)?;
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];

@@ -54,6 +54,9 @@ pub struct Model {
     pub trace: trace::TraceConfig,
     /// NIC settings of every host.
     pub nic: crate::nic::NicConfig,
+    /// Every switch's shared buffer with dynamic thresholds (`None`: each port has its own
+    /// buffer).
+    pub shared_buffer: Option<crate::queue::SharedBuffer>,
 }
 
 impl Model {

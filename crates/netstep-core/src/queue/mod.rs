@@ -12,6 +12,7 @@
 
 mod classes;
 mod drr;
+mod dynamic_threshold;
 mod ecn_step;
 mod fair;
 mod fair_queueing;
@@ -25,6 +26,7 @@ mod wrr;
 
 pub use classes::{CLASSES, ClassQueues};
 pub use drr::Drr;
+pub use dynamic_threshold::SharedBuffer;
 pub use ecn_step::EcnStep;
 pub use fair_queueing::FairQueueing;
 pub use fifo::FifoQueue;

@@ -376,3 +376,69 @@ fn aqm_runs_are_exact_and_thread_invariant() {
         }
     }
 }
+
+/// Largest queue (bytes) seen at the switch's ports towards x and y.
+fn shared_buffer_maxima(overrides: &[&str]) -> (u64, u64) {
+    let s = scenario_file("scenarios/elements/shared-buffer.toml", overrides);
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let net = &s.model.net;
+    let sw = 6u32; // hosts a b c d x y are nodes 0-5, the switch 6
+    let towards = |host: u32| net.port_id(sw, net.port_towards(sw, host).unwrap());
+    let max = |port: u32| {
+        out.ports
+            .iter()
+            .find(|p| p.port == port)
+            .map_or(0, |p| p.max_queue_bytes)
+    };
+    let maxima = (max(towards(4)), max(towards(5)));
+    println!("shared buffer {overrides:?}: max queues {maxima:?}");
+    maxima
+}
+
+#[test]
+fn dynamic_thresholds_share_the_buffer_as_choudhury_and_hahne() {
+    // B = 300 KB, alpha = 1: one congested queue settles at B/2, two at B/3 each. The
+    // threshold is checked packet by packet against the other queue as it is at that
+    // instant, which may be a packet short: the maxima lie within one 1,500 B packet.
+    let (x, y) = shared_buffer_maxima(&[]);
+    assert!(
+        (148_500..=150_000).contains(&x),
+        "one congested port: {x} B"
+    );
+    assert!(y <= 1_500, "the idle port holds nothing: {y} B");
+    let both = [
+        "traffic.1.flows=[{ src = \"c\", dst = \"y\", packets = 100000 }, { src = \"d\", dst = \"y\", packets = 100000 }]",
+    ];
+    let (x, y) = shared_buffer_maxima(&both);
+    for q in [x, y] {
+        assert!(
+            (98_500..=101_500).contains(&q),
+            "two congested ports: {x} B and {y} B"
+        );
+    }
+    // Without the shared buffer each port fills its own 1 MB.
+    let (x, _) = shared_buffer_maxima(&["switch={}"]);
+    assert!(x > 900_000, "own buffers: {x} B");
+}
+
+#[test]
+fn shared_buffer_runs_are_exact_and_thread_invariant() {
+    let s = scenario_file(
+        "scenarios/elements/shared-buffer.toml",
+        &[
+            "simulation.duration=\"3ms\"",
+            "switch.alpha=0.5",
+            "traffic.1.flows=[{ src = \"c\", dst = \"y\", packets = 100000 }, { src = \"d\", dst = \"x\", packets = 100000 }]",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.stats.drops > 0, "the shared buffer drops");
+    for threads in [1, 2] {
+        let window = run_window(&s, threads, WindowMode::Exact);
+        assert_same_simulation(
+            &reference,
+            &window,
+            &format!("shared buffer, {threads} threads"),
+        );
+    }
+}

@@ -125,7 +125,12 @@ impl NodeState {
         let limit = if host {
             HOST_QUEUE_LIMIT
         } else {
-            model.net.class_of(global).buffer
+            let own = model.net.class_of(global).buffer;
+            match &model.shared_buffer {
+                // The dynamic threshold counts every queue of this switch.
+                Some(shared) => shared.limit(own, self.ports.iter().map(|p| p.queue_bytes()).sum()),
+                None => own,
+            }
         };
         let traced = self.traced(&packet, now, model);
         let port = &mut self.ports[local as usize];
