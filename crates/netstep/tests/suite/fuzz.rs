@@ -80,7 +80,13 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 44] = [
+const KEYS: [&str; 50] = [
+    "topology.links.scheduler",
+    "topology.fabric_links.aqm",
+    "switch.shared_buffer",
+    "switch.alpha",
+    "traffic.0.class",
+    "traffic.0.transport.ecn",
     "topology.k",
     "topology.hosts_per_edge",
     "topology.leaves",
@@ -128,7 +134,13 @@ const KEYS: [&str; 44] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 40] = [
+const VALUES: [&str; 46] = [
+    "{ kind = \"drr\", weights = [1, 2, 3], quantum = \"1B\" }",
+    "{ kind = \"wfq\", weights = [65535, 1] }",
+    "{ kind = \"fair_queueing\" }",
+    "{ kind = \"red\", min = \"1B\", max = \"2B\", max_p = 1.0, weight = 1.0, ecn = true }",
+    "{ kind = \"step\", k = \"0B\" }",
+    "{ kind = \"strict_priority\", weights = [1] }",
     "0",
     "1",
     "-1",
