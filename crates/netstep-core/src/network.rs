@@ -109,6 +109,9 @@ pub struct Network {
     /// Per link class: picoseconds per byte when that is a whole number (most rates), so
     /// serialization is one multiplication instead of a 128-bit division.
     ps_per_byte: Vec<Option<u64>>,
+    /// Per link class: the port's discipline hands a packet offered to an empty queue with an
+    /// idle transmitter straight back ([`crate::queue::empty_passes_through`]).
+    passes_empty: Vec<bool>,
 }
 
 impl Network {
@@ -199,6 +202,11 @@ impl Network {
                 .iter()
                 .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
                 .collect(),
+            passes_empty: spec
+                .classes
+                .iter()
+                .map(|c| crate::queue::empty_passes_through(&c.scheduler, &c.aqm))
+                .collect(),
         };
         network.routing = match spec.routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(shape)),
@@ -229,6 +237,12 @@ impl Network {
     #[inline]
     pub fn class_of(&self, port: u32) -> &LinkClass {
         &self.classes[self.port_class[port as usize] as usize]
+    }
+    /// Whether the discipline of global port `port` hands a packet offered to its empty queue
+    /// with an idle transmitter straight back, unchanged.
+    #[inline]
+    pub fn empty_passes_through(&self, port: u32) -> bool {
+        self.passes_empty[self.port_class[port as usize] as usize]
     }
     /// Serialization time of `size_bytes` on global port `port`.
     #[inline]

@@ -167,6 +167,18 @@ pub enum AqmSpec {
     },
 }
 
+/// Whether a port with discipline `scheduler` and `aqm` hands a packet offered to its empty
+/// queue, with the transmitter idle, straight back unchanged (no drop, no mark, no state kept):
+/// FIFO, strict priority and DRR without AQM or with step marking. The port then skips the
+/// queue; its decision is the one [`Queue::enqueue_for_idle`] would make.
+pub const fn empty_passes_through(scheduler: &SchedulerSpec, aqm: &AqmSpec) -> bool {
+    match aqm {
+        AqmSpec::None => scheduler.empty_passes_through(),
+        AqmSpec::Step { .. } => true,
+        AqmSpec::Red(_) => false,
+    }
+}
+
 /// An egress queue of any discipline.
 #[derive(Clone, Debug)]
 pub enum Queue {
@@ -252,6 +264,7 @@ impl Queue {
             Queue::Fifo(q) => q.enqueue_for_idle(entry, ctx),
             Queue::StrictPriority(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
             Queue::Drr(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
+            Queue::EcnStep(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
             _ => {
                 let admission = self.enqueue(entry, ctx);
                 (admission, self.dequeue(ctx))

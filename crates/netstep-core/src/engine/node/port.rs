@@ -16,7 +16,7 @@ use crate::engine::Model;
 use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
-use crate::queue::{Admission, AqmSpec, DropReason, Entry, Queue, QueueCtx};
+use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
@@ -121,8 +121,38 @@ impl NodeState {
         sink: &mut impl EventSink,
     ) -> bool {
         let global = model.net.port_id(self.node, local);
-        let host = self.is_host(model);
-        let limit = if host {
+        let port = &self.ports[local as usize];
+        let idle = port.busy_until <= now && !port.wake_pending;
+        if idle && port.queue_len() == 0 && model.net.empty_passes_through(global) {
+            // The transmitter is idle, nothing waits and the port's discipline hands a packet
+            // for an idle transmitter straight back, unchanged (the queue element would decide
+            // exactly this): no queue state is touched or materialized.
+            let entry = Entry {
+                traced: self.traced(&packet, now, model),
+                packet,
+                arrived_ps: now.0,
+                ahead_bytes: 0,
+                ahead_packets: 0,
+            };
+            self.start_transmission(local, global, entry, now, model, sink);
+            return true;
+        }
+        self.offer_to_queue(local, global, packet, idle, now, model, sink)
+    }
+
+    /// [`NodeState::offer`] when the queue element must decide.
+    #[allow(clippy::too_many_arguments)]
+    fn offer_to_queue(
+        &mut self,
+        local: u32,
+        global: u32,
+        packet: Packet,
+        idle: bool,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let limit = if self.is_host(model) {
             HOST_QUEUE_LIMIT
         } else {
             let own = model.net.class_of(global).buffer;
@@ -133,8 +163,8 @@ impl NodeState {
             }
         };
         let traced = self.traced(&packet, now, model);
+        let class = model.net.class_of(global);
         let port = &mut self.ports[local as usize];
-        let idle = port.busy_until <= now && !port.wake_pending;
         let entry = Entry {
             packet,
             arrived_ps: now.0,
@@ -142,16 +172,6 @@ impl NodeState {
             ahead_packets: port.queue_len() as u32,
             traced,
         };
-        let class = model.net.class_of(global);
-        let passes = class.scheduler.empty_passes_through()
-            && matches!(class.aqm, AqmSpec::None | AqmSpec::Step { .. });
-        if idle && port.cold.is_none() && passes {
-            // The port's queue has never held anything and its discipline hands a packet for
-            // an idle transmitter straight back, unchanged: the element's decision is known
-            // without materializing its state.
-            self.start_transmission(local, global, entry, now, model, sink);
-            return true;
-        }
         let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
         let mut ctx = QueueCtx {
             now,
@@ -281,6 +301,7 @@ impl NodeState {
 
     /// Starts serializing `entry` on `local` at `now`; the far end receives it once the last
     /// bit has propagated.
+    #[inline]
     fn start_transmission(
         &mut self,
         local: u32,
