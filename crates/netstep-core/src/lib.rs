@@ -1,10 +1,11 @@
 //! netstep core: the simulation engine and the network elements, with no I/O.
 //!
 //! Read top-down: [`units`] (integer time and unit newtypes) → [`packet`] → [`topology`]
-//! (generators) → [`network`] (compiled port tables, routing) → [`queue`] and [`transport`]
-//! (elements) → [`flow`] → [`engine`] (logical processes, the window engine and the sequential
+//! (generators) → [`network`] (compiled port tables, routing) → [`queue`], [`balance`] and
+//! [`transport`] (elements) → [`flow`] → [`engine`] (logical processes, the window engine and the sequential
 //! reference engine) → [`world`] (the bevy_ecs model: entities, components and systems).
 
+pub mod balance;
 pub mod engine;
 pub mod flow;
 pub mod network;

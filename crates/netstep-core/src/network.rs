@@ -272,6 +272,18 @@ impl Network {
         }
     }
 
+    /// Appends to `out` the equal-cost next hops (local ports, ascending) at `node` towards
+    /// host `dst`, among which [`Network::route`] picks by hash; nothing if there is no route.
+    pub fn next_hops(&self, node: u32, dst: u32, out: &mut Vec<u32>) {
+        match &self.routing {
+            Routing::FatTree(router) => {
+                let (first, count) = router.next_hops(node, dst);
+                out.extend(first..first + count);
+            }
+            Routing::ShortestPath(tables) => tables.next_hops(self, node, dst, out),
+        }
+    }
+
     /// The smallest lookahead over all links for packets of at least `min_packet` bytes:
     /// propagation + serialization of the smallest packet.
     pub fn lookahead(&self, min_packet: Bytes) -> SimTime {
@@ -332,32 +344,55 @@ impl ShortestPathTables {
     }
 
     fn next_port(&self, net: &Network, node: u32, dst: u32, hash: u64) -> Option<u32> {
+        let (row, here, attach) = self.towards(node, dst)?;
+        if node == attach {
+            return net.port_towards(node, dst);
+        }
+        let is_next = |l: u32| Self::is_next(net, node, l, row, here, attach);
+        let count = (0..net.degree(node)).filter(|&l| is_next(l)).count() as u64;
+        if count == 0 {
+            return None;
+        }
+        let pick = hash % count;
+        (0..net.degree(node))
+            .filter(|&l| is_next(l))
+            .nth(pick as usize)
+    }
+
+    fn next_hops(&self, net: &Network, node: u32, dst: u32, out: &mut Vec<u32>) {
+        let Some((row, here, attach)) = self.towards(node, dst) else {
+            return;
+        };
+        if node == attach {
+            out.extend(net.port_towards(node, dst));
+            return;
+        }
+        out.extend(
+            (0..net.degree(node)).filter(|&l| Self::is_next(net, node, l, row, here, attach)),
+        );
+    }
+
+    /// The distance row of `dst`'s attachment switch, `node`'s distance on it and the
+    /// attachment switch; `None` if `dst` is not a host or is unreachable from `node`.
+    fn towards(&self, node: u32, dst: u32) -> Option<(&[u16], u16, u32)> {
         let ai = *self.host_attach.get(dst as usize)?;
         if ai == u32::MAX {
             return None;
         }
         let attach = self.attach_nodes[ai as usize];
-        if node == attach {
-            return net.port_towards(node, dst);
-        }
         let row = &self.dist[ai as usize * self.n_nodes..(ai as usize + 1) * self.n_nodes];
         let here = row[node as usize];
         if here == u16::MAX {
             return None;
         }
-        let start = net.port_offset[node as usize];
-        let degree = net.degree(node);
-        let is_next = |l: u32| {
-            let v = net.port_peer[(start + l) as usize];
-            row[v as usize] == here - 1
-                && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
-        };
-        let count = (0..degree).filter(|&l| is_next(l)).count() as u64;
-        if count == 0 {
-            return None;
-        }
-        let pick = hash % count;
-        (0..degree).filter(|&l| is_next(l)).nth(pick as usize)
+        Some((row, here, attach))
+    }
+
+    /// Whether local port `l` of `node` is one hop closer to `attach` (never through a host).
+    fn is_next(net: &Network, node: u32, l: u32, row: &[u16], here: u16, attach: u32) -> bool {
+        let v = net.port_peer[(net.port_offset[node as usize] + l) as usize];
+        row[v as usize] == here.wrapping_sub(1)
+            && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
     }
 }
 

@@ -175,6 +175,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             trace: Default::default(),
             nic: Default::default(),
             shared_buffer: None,
+            balance: Default::default(),
         }
     });
     setup.model = Some(model);

@@ -280,9 +280,13 @@ pub struct CustomLink {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
-    /// `"ecmp"` (default): per-flow hash over equal-cost next hops. Flows with an explicit
-    /// `path` always follow it.
+    /// How a switch picks among equal-cost next hops (default `"ecmp"`). Flows with an
+    /// explicit `path` always follow it.
     pub mode: Option<RoutingMode>,
+    /// Idle gap after which a flow may change path (`mode = "flowlet"` only; duration).
+    pub flowlet_gap: Option<String>,
+    /// Weight hash-based choices by link rate (WCMP; default false).
+    pub weighted: Option<bool>,
 }
 
 /// Route selection.
@@ -292,6 +296,14 @@ pub enum RoutingMode {
     /// ECMP by flow hash.
     #[default]
     Ecmp,
+    /// Per-packet keyed random choice.
+    SprayRandom,
+    /// Per-packet round robin.
+    SprayRoundRobin,
+    /// Per-flowlet hash.
+    Flowlet,
+    /// Per-packet least drain time.
+    Adaptive,
 }
 
 /// A transport and its parameters.

@@ -197,6 +197,53 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
     })
 }
 
+fn balance(config: &config::RoutingConfig) -> Result<netstep_core::balance::BalanceSpec, Invalid> {
+    use config::RoutingMode;
+    use netstep_core::balance::{BalanceSpec, LoadBalancing};
+    let path = FieldPath::of(&["routing"]);
+    let mode = config.mode.unwrap_or_default();
+    let gap = match (&config.flowlet_gap, mode) {
+        (Some(text), RoutingMode::Flowlet) => {
+            let gap =
+                parse_duration(text).map_err(|e| Invalid::unit(path.key("flowlet_gap"), e))?;
+            if gap == SimTime::ZERO {
+                return Err(Invalid::new(path.key("flowlet_gap"), "must be positive"));
+            }
+            gap
+        }
+        (None, RoutingMode::Flowlet) => {
+            return Err(Invalid::new(
+                path.key("flowlet_gap"),
+                "mode = \"flowlet\" needs flowlet_gap (a duration such as \"50us\")",
+            ));
+        }
+        (Some(_), _) => {
+            return Err(Invalid::new(
+                path.key("flowlet_gap"),
+                "applies to mode = \"flowlet\" only",
+            ));
+        }
+        (None, _) => SimTime::ZERO,
+    };
+    let weighted = config.weighted.unwrap_or(false);
+    if weighted && matches!(mode, RoutingMode::SprayRoundRobin | RoutingMode::Adaptive) {
+        return Err(Invalid::new(
+            path.key("weighted"),
+            "applies to ecmp, spray_random and flowlet (adaptive already counts link rates; round robin is unweighted)",
+        ));
+    }
+    Ok(BalanceSpec {
+        mode: match mode {
+            RoutingMode::Ecmp => LoadBalancing::Ecmp,
+            RoutingMode::SprayRandom => LoadBalancing::SprayRandom,
+            RoutingMode::SprayRoundRobin => LoadBalancing::SprayRoundRobin,
+            RoutingMode::Flowlet => LoadBalancing::Flowlet { gap },
+            RoutingMode::Adaptive => LoadBalancing::Adaptive,
+        },
+        weighted,
+    })
+}
+
 fn shared_buffer(
     config: &config::SwitchFileConfig,
 ) -> Result<Option<netstep_core::queue::SharedBuffer>, Invalid> {
@@ -408,6 +455,7 @@ fn build(
     model.trace = trace;
     model.nic = nic_config(&parsed.nic)?;
     model.shared_buffer = shared_buffer(&parsed.switch)?;
+    model.balance = balance(&parsed.routing)?;
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];

@@ -57,6 +57,8 @@ pub struct Model {
     /// Every switch's shared buffer with dynamic thresholds (`None`: each port has its own
     /// buffer).
     pub shared_buffer: Option<crate::queue::SharedBuffer>,
+    /// How switches pick among equal-cost next hops.
+    pub balance: crate::balance::BalanceSpec,
 }
 
 impl Model {

@@ -166,6 +166,27 @@ impl FatTreeRouter {
             dst_pod
         }
     }
+
+    /// The equal-cost next hops at `node` towards host `dst` as a range of local ports
+    /// `(first, count)`: the uplinks where [`FatTreeRouter::next_port`] picks by hash, else the
+    /// one port it takes.
+    pub fn next_hops(&self, node: u32, dst: u32) -> (u32, u32) {
+        if node < self.hosts {
+            return (0, 1);
+        }
+        let dst_edge = self.per_edge.div(dst);
+        let dst_pod = self.per_pod.div(dst_edge);
+        let above_hosts = node - self.hosts;
+        if above_hosts < self.edges && above_hosts != dst_edge {
+            (self.shape.hosts_per_edge, self.half)
+        } else if (self.edges..2 * self.edges).contains(&above_hosts)
+            && self.per_pod.div(above_hosts - self.edges) != dst_pod
+        {
+            (self.half, self.half)
+        } else {
+            (self.next_port(node, dst, 0), 1)
+        }
+    }
 }
 
 /// Builds a FatTree with the given link classes for host links and fabric links

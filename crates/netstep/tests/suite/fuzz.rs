@@ -80,11 +80,14 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 50] = [
+const KEYS: [&str; 53] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
     "switch.alpha",
+    "routing.mode",
+    "routing.flowlet_gap",
+    "routing.weighted",
     "traffic.0.class",
     "traffic.0.transport.ecn",
     "topology.k",
@@ -134,7 +137,10 @@ const KEYS: [&str; 50] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 46] = [
+const VALUES: [&str; 49] = [
+    "\"spray_random\"",
+    "\"flowlet\"",
+    "\"adaptive\"",
     "{ kind = \"drr\", weights = [1, 2, 3], quantum = \"1B\" }",
     "{ kind = \"wfq\", weights = [65535, 1] }",
     "{ kind = \"fair_queueing\" }",

@@ -10,6 +10,7 @@ mod elements;
 mod fuzz;
 mod golden;
 mod ground_truth;
+mod load_balancing;
 mod properties;
 mod queueing;
 mod tcp;

@@ -67,6 +67,8 @@ pub struct NodeState {
     pub hop_records: Vec<HopRecord>,
     /// Time of the last event that did something (not a stale or cancelled timer).
     pub last_useful: SimTime,
+    /// Load-balancing state of a switch (stateful modes only, allocated on first use).
+    pub balance: Option<Box<crate::balance::BalanceState>>,
     /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
     /// stops with an error.
     pub overflow: Option<SimTime>,
@@ -113,6 +115,7 @@ impl NodeState {
             hop_records: Vec::new(),
             last_useful: SimTime::ZERO,
             overflow: None,
+            balance: None,
             out: TransportOut::default(),
         }
     }
