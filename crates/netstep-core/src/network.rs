@@ -73,6 +73,8 @@ pub enum Routing {
     FatTree(FatTreeRouter),
     /// Shortest-path ECMP over per-destination-attachment distance tables.
     ShortestPath(ShortestPathTables),
+    /// Dimension-order routing on a torus (one path, no choice).
+    Torus(Box<crate::topology::TorusRouter>),
 }
 
 /// Distances (in hops) from every node to every host attachment node, computed by BFS that
@@ -208,9 +210,10 @@ impl Network {
                 .map(|c| crate::queue::empty_passes_through(&c.scheduler, &c.aqm))
                 .collect(),
         };
-        network.routing = match spec.routing {
-            RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(shape)),
+        network.routing = match &spec.routing {
+            RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
             RoutingKind::ShortestPath => Routing::ShortestPath(ShortestPathTables::build(&network)),
+            RoutingKind::Torus(router) => Routing::Torus(router.clone()),
         };
         Ok(network)
     }
@@ -269,6 +272,7 @@ impl Network {
         match &self.routing {
             Routing::FatTree(router) => Some(router.next_port(node, dst, hash)),
             Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
+            Routing::Torus(router) => Some(router.next_port(node, dst)),
         }
     }
 
@@ -281,6 +285,7 @@ impl Network {
                 out.extend(first..first + count);
             }
             Routing::ShortestPath(tables) => tables.next_hops(self, node, dst, out),
+            Routing::Torus(router) => out.push(router.next_port(node, dst)),
         }
     }
 

@@ -153,7 +153,7 @@ pub fn compile_network(
         nodes: node_list,
         links: link_list,
         classes: fabric.classes.clone(),
-        routing: fabric.routing,
+        routing: fabric.routing.clone(),
     };
     setup.network = Some(Network::compile(&spec));
 }

@@ -228,6 +228,20 @@ pub enum TopologyConfig {
         /// Overrides for leaf-to-spine links.
         fabric_links: Option<LinkConfig>,
     },
+    /// 2D or 3D torus with dimension-order routing. Example: `kind = "torus"`,
+    /// `dims = [4, 4]`, `hosts_per_switch = 1`.
+    Torus {
+        /// Ring sizes: 2 or 3 dimensions, each >= 2.
+        dims: Vec<u32>,
+        /// Hosts per switch (>= 1). Default 1.
+        hosts_per_switch: Option<u32>,
+        /// Defaults for every link.
+        links: Option<LinkConfig>,
+        /// Overrides for host-to-switch links.
+        host_links: Option<LinkConfig>,
+        /// Overrides for switch-to-switch links.
+        fabric_links: Option<LinkConfig>,
+    },
     /// Dumbbell: `left` hosts — switch — bottleneck — switch — `right` hosts.
     Dumbbell {
         /// Hosts on the left (>= 1).

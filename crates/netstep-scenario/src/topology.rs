@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use netstep_core::topology::{
-    self, FatTree, LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec,
+    self, FatTree, LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec, Torus,
 };
 use netstep_core::units::{
     BitsPerSec, BufferSize, Bytes, SimTime, parse_buffer, parse_duration, parse_rate,
@@ -109,6 +109,30 @@ fn at_least_one(value: u32, field: &str) -> Result<u32, Invalid> {
     Ok(value)
 }
 
+/// Checks a torus's `dims` and `hosts_per_switch` (sizes are bounded by the node limit,
+/// checked before this from [`counts`]).
+fn torus_shape(dims: &[u32], hosts_per_switch: Option<u32>) -> Result<Torus, Invalid> {
+    if !(2..=3).contains(&dims.len()) {
+        return Err(Invalid::new(
+            FieldPath::of(&["topology", "dims"]),
+            format!(
+                "a torus has 2 or 3 dimensions (e.g. [4, 4] or [4, 4, 4]), got {}",
+                dims.len()
+            ),
+        ));
+    }
+    if let Some(&n) = dims.iter().find(|&&n| n < 2) {
+        return Err(Invalid::new(
+            FieldPath::of(&["topology", "dims"]),
+            format!("every ring has at least 2 switches, got {n}"),
+        ));
+    }
+    Ok(Torus {
+        dims: dims.to_vec(),
+        hosts_per_switch: at_least_one(hosts_per_switch.unwrap_or(1), "hosts_per_switch")?,
+    })
+}
+
 /// Builds the topology.
 pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
     match config {
@@ -153,6 +177,17 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
                 host,
                 fabric,
             ))
+        }
+        TopologyConfig::Torus {
+            dims,
+            hosts_per_switch,
+            links,
+            host_links,
+            fabric_links,
+        } => {
+            let shape = torus_shape(dims, *hosts_per_switch)?;
+            let (host, fabric) = tiers(links, host_links, fabric_links)?;
+            Ok(topology::torus(shape, host, fabric))
         }
         TopologyConfig::Dumbbell {
             left,
@@ -317,6 +352,28 @@ pub fn counts(config: &TopologyConfig) -> Counts {
                 ports: s(s(l, h).saturating_add(s(l, sp)), 2),
                 degree: h.saturating_add(sp).max(l),
                 field: biggest,
+            }
+        }
+        TopologyConfig::Torus {
+            dims,
+            hosts_per_switch,
+            ..
+        } => {
+            let switches = dims.iter().fold(1u64, |acc, &n| s(acc, n as u64));
+            let h = hosts_per_switch.map_or(1, u64::from);
+            let fabric: u64 = dims
+                .iter()
+                .map(|&n| if n >= 3 { switches } else { switches / 2 })
+                .fold(0u64, u64::saturating_add);
+            Counts {
+                nodes: s(switches, h).saturating_add(switches),
+                ports: s(s(switches, h).saturating_add(fabric), 2),
+                degree: h.saturating_add(2 * dims.len() as u64),
+                field: if h > switches {
+                    "hosts_per_switch"
+                } else {
+                    "dims"
+                },
             }
         }
         TopologyConfig::Dumbbell { left, right, .. } => {

@@ -5,10 +5,12 @@
 mod dumbbell;
 mod fat_tree;
 mod leaf_spine;
+mod torus;
 
 pub use dumbbell::dumbbell;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree};
 pub use leaf_spine::leaf_spine;
+pub use torus::{Torus, TorusRouter, torus};
 
 use crate::units::{BitsPerSec, BufferSize, SimTime};
 
@@ -73,10 +75,12 @@ pub struct LinkSpec {
 
 /// How packets find their way: arithmetic for the regular topologies, shortest-path ECMP
 /// tables for anything else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RoutingKind {
     /// FatTree address arithmetic (no tables); see [`FatTree`].
     FatTree(FatTree),
+    /// Dimension-order routing on a torus; see [`Torus`].
+    Torus(Box<TorusRouter>),
     /// Shortest paths with ECMP, tables built per destination attachment node.
     ShortestPath,
 }

@@ -137,3 +137,29 @@ flows = [{flows}]
         flows = flows.join(", ")
     )
 }
+
+/// Runs `s` with packet_hops and queue_samples in memory.
+pub fn traced(
+    s: &mut netstep_scenario::Scenario,
+) -> (
+    netstep_core::engine::RunOutput,
+    netstep_core::engine::trace::MemoryTrace,
+) {
+    use netstep_core::engine::EngineConfig;
+    use netstep_core::engine::trace::{HopFilter, MemoryTrace};
+    use netstep_core::engine::window::WindowEngine;
+    use netstep_core::units::SimTime;
+    s.model.trace.packet_hops = Some(HopFilter::all());
+    s.model.trace.queue_samples = Some(SimTime::from_us(100));
+    let mut trace = MemoryTrace::default();
+    let config = EngineConfig {
+        threads: 1,
+        window: WindowMode::Exact,
+        end: s.meta.duration,
+    };
+    let out = WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run_traced(|_| {}, &mut trace)
+        .expect("run");
+    (out, trace)
+}

@@ -80,7 +80,7 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 53] = [
+const KEYS: [&str; 55] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
@@ -98,6 +98,8 @@ const KEYS: [&str; 53] = [
     "topology.left",
     "topology.right",
     "topology.kind",
+    "topology.dims",
+    "topology.hosts_per_switch",
     "topology.links.rate",
     "topology.links.delay",
     "topology.links.buffer",
@@ -137,7 +139,10 @@ const KEYS: [&str; 53] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 49] = [
+const VALUES: [&str; 52] = [
+    "\"torus\"",
+    "[3, 2]",
+    "[4294967295, 2, 2]",
     "\"spray_random\"",
     "\"flowlet\"",
     "\"adaptive\"",

@@ -14,4 +14,5 @@ mod load_balancing;
 mod properties;
 mod queueing;
 mod tcp;
+mod topologies;
 mod traces;
