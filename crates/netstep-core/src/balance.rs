@@ -63,7 +63,7 @@ impl BalanceSpec {
 #[derive(Clone, Debug, Default)]
 pub struct BalanceState {
     /// Scratch list of candidate ports.
-    candidates: Vec<u32>,
+    pub candidates: Vec<u32>,
     /// Round-robin counter per set of next hops (keyed by the set's first port and size).
     round_robin: HashMap<(u32, u32), u64>,
     /// Flowlets: per (flow, direction) the time of its last packet here, its port and the
@@ -117,7 +117,8 @@ fn pick(net: &Network, node: u32, candidates: &[u32], hash: u64, weighted: bool)
 
 impl BalanceState {
     /// The egress port (local) of `packet` at switch `node` under `spec`, or `None` when there
-    /// is no route.
+    /// is no route; `next_hops` appends the equal-cost candidates (e.g.
+    /// [`Network::next_hops`]).
     #[allow(clippy::too_many_arguments)]
     pub fn choose(
         &mut self,
@@ -128,10 +129,11 @@ impl BalanceState {
         now: SimTime,
         seed: u64,
         load: &impl PortLoad,
+        next_hops: impl FnOnce(&mut Vec<u32>),
     ) -> Option<u32> {
         let reverse = packet.kind.is_feedback();
         self.candidates.clear();
-        net.next_hops(node, packet.dst, &mut self.candidates);
+        next_hops(&mut self.candidates);
         let candidates = &self.candidates;
         match candidates.len() {
             0 => return None,
@@ -280,7 +282,16 @@ mod tests {
         // Edge switch 16 towards host 15 (another pod): uplinks 2 and 3.
         let choose = |state: &mut BalanceState, flow: u32, loads: Vec<u64>| {
             state
-                .choose(&adaptive, &net, 16, &packet(flow, 0), now, 1, &Loads(loads))
+                .choose(
+                    &adaptive,
+                    &net,
+                    16,
+                    &packet(flow, 0),
+                    now,
+                    1,
+                    &Loads(loads),
+                    |v| net.next_hops(16, 15, v),
+                )
                 .unwrap()
         };
         assert_eq!(choose(&mut state, 0, vec![0, 0, 500, 20]), 3);
@@ -301,7 +312,16 @@ mod tests {
         let picks: Vec<u32> = (0..6)
             .map(|n| {
                 state
-                    .choose(&rr, &net, 16, &packet(n % 2, n), SimTime(0), 1, &loads)
+                    .choose(
+                        &rr,
+                        &net,
+                        16,
+                        &packet(n % 2, n),
+                        SimTime(0),
+                        1,
+                        &loads,
+                        |v| net.next_hops(16, 15, v),
+                    )
                     .unwrap()
             })
             .collect();
@@ -320,6 +340,7 @@ mod tests {
                     SimTime::from_us(t_us),
                     1,
                     &loads,
+                    |v| net.next_hops(16, 15, v),
                 )
                 .unwrap()
         };

@@ -7,6 +7,7 @@
 
 pub mod balance;
 pub mod engine;
+pub mod failure;
 pub mod flow;
 pub mod network;
 pub mod nic;

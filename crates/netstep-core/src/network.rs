@@ -212,7 +212,9 @@ impl Network {
         };
         network.routing = match &spec.routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
-            RoutingKind::ShortestPath => Routing::ShortestPath(ShortestPathTables::build(&network)),
+            RoutingKind::ShortestPath => {
+                Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
+            }
             RoutingKind::Torus(router) => Routing::Torus(router.clone()),
         };
         Ok(network)
@@ -301,7 +303,10 @@ impl Network {
 }
 
 impl ShortestPathTables {
-    fn build(net: &Network) -> ShortestPathTables {
+    /// Distance tables of `net` without the links whose ports are marked in `dead` (indexed
+    /// by global port; empty: every link is up).
+    pub(crate) fn build(net: &Network, dead: &[bool]) -> ShortestPathTables {
+        let is_dead = |p: u32| dead.get(p as usize).copied().unwrap_or(false);
         let n_nodes = net.n_nodes();
         let mut host_attach = vec![u32::MAX; n_nodes];
         let mut attach_nodes: Vec<u32> = Vec::new();
@@ -331,7 +336,7 @@ impl ShortestPathTables {
                 let du = row[u as usize];
                 for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
                     let v = net.port_peer[p as usize];
-                    if row[v as usize] == u16::MAX {
+                    if row[v as usize] == u16::MAX && !is_dead(p) {
                         row[v as usize] = du + 1;
                         if net.node_kind[v as usize] == NodeKind::Switch {
                             frontier.push_back(v);
@@ -365,15 +370,31 @@ impl ShortestPathTables {
     }
 
     fn next_hops(&self, net: &Network, node: u32, dst: u32, out: &mut Vec<u32>) {
+        self.live_next_hops(net, node, dst, &[], out);
+    }
+
+    /// [`ShortestPathTables::next_hops`] leaving out ports marked in `dead` (tables built
+    /// with the same `dead`).
+    pub(crate) fn live_next_hops(
+        &self,
+        net: &Network,
+        node: u32,
+        dst: u32,
+        dead: &[bool],
+        out: &mut Vec<u32>,
+    ) {
         let Some((row, here, attach)) = self.towards(node, dst) else {
             return;
         };
+        let start = net.port_offset[node as usize];
+        let live = |l: u32| !dead.get((start + l) as usize).copied().unwrap_or(false);
         if node == attach {
-            out.extend(net.port_towards(node, dst));
+            out.extend(net.port_towards(node, dst).filter(|&l| live(l)));
             return;
         }
         out.extend(
-            (0..net.degree(node)).filter(|&l| Self::is_next(net, node, l, row, here, attach)),
+            (0..net.degree(node))
+                .filter(|&l| live(l) && Self::is_next(net, node, l, row, here, attach)),
         );
     }
 

@@ -176,6 +176,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             nic: Default::default(),
             shared_buffer: None,
             balance: Default::default(),
+            failures: None,
         }
     });
     setup.model = Some(model);

@@ -33,6 +33,22 @@ pub struct ScenarioFile {
     /// Optional trace tables. Default: none beyond flows, links and run.
     #[serde(default)]
     pub trace: TraceTablesConfig,
+    /// Links that go down (and come back up) during the run.
+    #[serde(default)]
+    pub failures: Vec<FailureConfig>,
+}
+
+/// `[[failures]]`: one link outage. Example:
+/// `link = ["agg0_0", "core0_0"]`, `down = "2ms"`, `up = "6ms"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureConfig {
+    /// The two end nodes of the link (by name).
+    pub link: Vec<String>,
+    /// When the link goes down (duration from the start).
+    pub down: String,
+    /// When it comes back up (after `down`). Default: never.
+    pub up: Option<String>,
 }
 
 /// `[trace]`: which optional tables to write and which packets to record.

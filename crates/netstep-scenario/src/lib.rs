@@ -197,6 +197,96 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
     })
 }
 
+/// A `[[failures]]` entry with node indices: (one end, other end, down, up).
+type ResolvedFailure = (u32, u32, SimTime, Option<SimTime>);
+
+/// Resolves `[[failures]]` to (node, node, down, up), checking names, that exactly one link
+/// joins the two nodes, and the times.
+fn resolve_failures(
+    list: &[config::FailureConfig],
+    topology: &netstep_core::topology::TopologySpec,
+    limits: &Limits,
+) -> Result<Vec<ResolvedFailure>, Invalid> {
+    if list.is_empty() {
+        return Ok(Vec::new());
+    }
+    limits.check_count(
+        list.len() as u64,
+        limits::MAX_FAILURES,
+        "link failures",
+        &FieldPath::of(&["failures"]),
+    )?;
+    let names: std::collections::HashMap<&str, u32> = topology
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i as u32))
+        .collect();
+    let mut links: std::collections::HashMap<(u32, u32), u32> = Default::default();
+    for l in &topology.links {
+        *links.entry((l.a.min(l.b), l.a.max(l.b))).or_insert(0) += 1;
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for (i, f) in list.iter().enumerate() {
+        let path = FieldPath::of(&["failures"]).index(i);
+        let [a, b] = f.link.as_slice() else {
+            return Err(Invalid::new(
+                path.key("link"),
+                format!(
+                    "names the link's two end nodes, e.g. [\"agg0_0\", \"core0_0\"]; got {} names",
+                    f.link.len()
+                ),
+            ));
+        };
+        let node = |name: &String| {
+            names
+                .get(name.as_str())
+                .copied()
+                .ok_or_else(|| Invalid::new(path.key("link"), format!("no node named {name:?}")))
+        };
+        let (na, nb) = (node(a)?, node(b)?);
+        match links.get(&(na.min(nb), na.max(nb))).copied().unwrap_or(0) {
+            1 => {}
+            0 => {
+                return Err(Invalid::new(
+                    path.key("link"),
+                    format!("no link joins {a:?} and {b:?}"),
+                ));
+            }
+            n => {
+                return Err(Invalid::new(
+                    path.key("link"),
+                    format!(
+                        "{n} parallel links join {a:?} and {b:?}; a failure must name one link"
+                    ),
+                ));
+            }
+        }
+        let time = |field: &str, text: &String| {
+            let t = parse_duration(text).map_err(|e| Invalid::unit(path.key(field), e))?;
+            if t > limits::MAX_START {
+                return Err(Invalid::new(
+                    path.key(field),
+                    format!("{t} is later than the limit of {}", limits::MAX_START),
+                ));
+            }
+            Ok(t)
+        };
+        let down = time("down", &f.down)?;
+        let up = f.up.as_ref().map(|u| time("up", u)).transpose()?;
+        if let Some(up) = up
+            && up <= down
+        {
+            return Err(Invalid::new(
+                path.key("up"),
+                format!("must be after down ({down}), got {up}"),
+            ));
+        }
+        out.push((na, nb, down, up));
+    }
+    Ok(out)
+}
+
 fn balance(config: &config::RoutingConfig) -> Result<netstep_core::balance::BalanceSpec, Invalid> {
     use config::RoutingMode;
     use netstep_core::balance::{BalanceSpec, LoadBalancing};
@@ -333,7 +423,11 @@ fn build(
     let seed = sim.seed.unwrap_or(1);
     let counts = topology::check_size(&parsed.topology, limits)?;
     let topology = topology::build(&parsed.topology)?;
-    let routing_entries = topology::routing_entries(&topology);
+    let failures = resolve_failures(&parsed.failures, &topology, limits)?;
+    // Every epoch with a dead link has its own shortest-path tables.
+    let routing_entries = topology::routing_entries(&topology).saturating_add(
+        topology::shortest_path_entries(&topology).saturating_mul(2 * failures.len() as u64),
+    );
     let links_path = FieldPath::of(&["topology", "links"]);
     limits.check_count(
         routing_entries,
@@ -456,6 +550,21 @@ fn build(
     model.nic = nic_config(&parsed.nic)?;
     model.shared_buffer = shared_buffer(&parsed.switch)?;
     model.balance = balance(&parsed.routing)?;
+    if !failures.is_empty() {
+        let net = &model.net;
+        let list = failures
+            .iter()
+            .map(|&(a, b, down, up)| netstep_core::failure::LinkFailure {
+                port_a: net.port_id(a, net.port_towards(a, b).expect("checked link")),
+                port_b: net.port_id(b, net.port_towards(b, a).expect("checked link")),
+                down,
+                up,
+            })
+            .collect();
+        model.failures = Some(Box::new(netstep_core::failure::FailureSchedule::new(
+            net, list,
+        )));
+    }
     for flow in 0..model.flows.len() as u32 {
         if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
             let f = &model.flows.flows[flow as usize];

@@ -26,6 +26,8 @@ pub const MAX_QUEUE_SAMPLE_ROWS: u64 = 1 << 32;
 /// Most entries in the shortest-path routing table of a `custom` topology (one 2-byte
 /// distance per (attachment switch, node) pair): 2^32, 8 GiB and about a minute of setup.
 pub const MAX_ROUTING_ENTRIES: u64 = 1 << 32;
+/// Most `[[failures]]` entries (each adds up to two routing epochs).
+pub const MAX_FAILURES: u64 = 1024;
 /// Latest flow start: 2^59 ps (about 6.7 days), half the representable event time, so a
 /// flow's own events (RTOs, the last packets) still fit.
 pub const MAX_START: SimTime = SimTime(1 << 59);

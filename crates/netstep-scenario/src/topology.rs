@@ -450,6 +450,12 @@ pub fn routing_entries(spec: &TopologySpec) -> u64 {
     if spec.routing != RoutingKind::ShortestPath {
         return 0;
     }
+    shortest_path_entries(spec)
+}
+
+/// Entries of one shortest-path routing table over `spec` (what each failure epoch builds,
+/// whatever the topology's own routing).
+pub fn shortest_path_entries(spec: &TopologySpec) -> u64 {
     let is_host = |n: u32| spec.nodes[n as usize].kind == NodeKind::Host;
     let mut attach = vec![false; spec.nodes.len()];
     for l in &spec.links {

@@ -90,6 +90,7 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
             DropReason::BufferFull.name(),
             DropReason::LinkLoss.name(),
             DropReason::Early.name(),
+            DropReason::LinkDown.name(),
         ])),
     )?;
     RecordBatch::try_new(

@@ -59,6 +59,8 @@ pub struct Model {
     pub shared_buffer: Option<crate::queue::SharedBuffer>,
     /// How switches pick among equal-cost next hops.
     pub balance: crate::balance::BalanceSpec,
+    /// Links that go down (and up) during the run, with each epoch's routing.
+    pub failures: Option<Box<crate::failure::FailureSchedule>>,
 }
 
 impl Model {

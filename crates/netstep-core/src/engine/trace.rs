@@ -77,6 +77,8 @@ pub enum DropReason {
     LinkLoss = 1,
     /// Dropped early by an AQM (RED).
     Early = 2,
+    /// Sent onto a dead link, or on the wire when its link went down.
+    LinkDown = 3,
 }
 
 impl DropReason {
@@ -86,6 +88,7 @@ impl DropReason {
             DropReason::BufferFull => "buffer_full",
             DropReason::LinkLoss => "link_loss",
             DropReason::Early => "early",
+            DropReason::LinkDown => "link_down",
         }
     }
 }

@@ -80,7 +80,7 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 55] = [
+const KEYS: [&str; 59] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
@@ -98,6 +98,10 @@ const KEYS: [&str; 55] = [
     "topology.left",
     "topology.right",
     "topology.kind",
+    "failures",
+    "failures.0.link",
+    "failures.0.down",
+    "failures.0.up",
     "topology.dims",
     "topology.hosts_per_switch",
     "topology.links.rate",
@@ -139,7 +143,9 @@ const KEYS: [&str; 55] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 52] = [
+const VALUES: [&str; 54] = [
+    "[\"h0\", \"h0\"]",
+    "[{ link = [\"h0\", \"edge0_0\"], down = \"0s\" }]",
     "\"torus\"",
     "[3, 2]",
     "[4294967295, 2, 2]",

@@ -7,6 +7,7 @@ mod compare;
 mod determinism;
 mod differential;
 mod elements;
+mod failures;
 mod fuzz;
 mod golden;
 mod ground_truth;

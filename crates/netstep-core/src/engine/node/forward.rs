@@ -1,13 +1,14 @@
 //! Forwarding: a switch picks the egress port of an arriving packet: the flow's explicit path,
 //! or among the equal-cost next hops by the load-balancing mode (per-flow ECMP by default, by
 //! FatTree arithmetic or shortest-path tables; see [`Model::egress_port`] and
-//! [`crate::balance`]).
+//! [`crate::balance`]); while a link is down, over the live links ([`crate::failure`]).
 
 use super::NodeState;
 use super::port::PortState;
 use crate::balance::{BalanceState, PortLoad};
 use crate::engine::Model;
 use crate::engine::event::EventSink;
+use crate::network::ecmp_hash;
 use crate::packet::Packet;
 use crate::units::{Bytes, SimTime};
 
@@ -40,27 +41,49 @@ impl NodeState {
         model: &Model,
         sink: &mut impl EventSink,
     ) {
-        let local = if model.balance.is_plain_ecmp() || packet.explicit_path() {
-            model.egress_port(self.node, &packet)
-        } else {
-            let state = self
-                .balance
-                .get_or_insert_with(Box::<BalanceState>::default);
-            let load = Ports {
-                ports: &self.ports,
-                model,
-                node: self.node,
+        let failures = model.failures.as_deref().filter(|f| f.rerouting(now));
+        let local =
+            if packet.explicit_path() || (model.balance.is_plain_ecmp() && failures.is_none()) {
+                model.egress_port(self.node, &packet)
+            } else {
+                let node = self.node;
+                let state = self
+                    .balance
+                    .get_or_insert_with(Box::<BalanceState>::default);
+                match failures {
+                    Some(f) if model.balance.is_plain_ecmp() => {
+                        let hash = ecmp_hash(packet.flow, packet.kind.is_feedback(), node);
+                        f.route(
+                            &model.net,
+                            node,
+                            packet.dst,
+                            hash,
+                            now,
+                            &mut state.candidates,
+                        )
+                    }
+                    _ => {
+                        let load = Ports {
+                            ports: &self.ports,
+                            model,
+                            node,
+                        };
+                        state.choose(
+                            &model.balance,
+                            &model.net,
+                            node,
+                            &packet,
+                            now,
+                            model.seed,
+                            &load,
+                            |out| match failures {
+                                Some(f) => f.next_hops(&model.net, node, packet.dst, now, out),
+                                None => model.net.next_hops(node, packet.dst, out),
+                            },
+                        )
+                    }
+                }
             };
-            state.choose(
-                &model.balance,
-                &model.net,
-                self.node,
-                &packet,
-                now,
-                model.seed,
-                &load,
-            )
-        };
         let Some(local) = local else {
             self.counters.misrouted += 1;
             return;

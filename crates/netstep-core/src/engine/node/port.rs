@@ -322,29 +322,32 @@ impl NodeState {
         port.tx_packets += 1;
         port.tx_bytes += entry.packet.size_bytes as u64;
         self.counters.packet_hops += 1;
-        let lost = class.loss_ppm > 0 && {
-            let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
-            let lost = lost_on_wire(class, &mut cold.loss_rng, model.seed, global);
-            cold.lost += lost as u64;
-            lost
-        };
+        let at = done + class.delay;
+        let down = model
+            .failures
+            .as_ref()
+            .is_some_and(|f| f.lost(global, now, at));
+        let lost = down
+            || class.loss_ppm > 0 && {
+                let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
+                lost_on_wire(class, &mut cold.loss_rng, model.seed, global)
+            };
         if lost {
+            port.cold.get_or_insert_with(|| PortCold::new(class)).lost += 1;
             self.counters.drops += 1;
             *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
-        }
-        self.record_hop(
-            &entry,
-            global,
-            Some((now.0, done.0)),
-            lost.then_some(TraceDrop::LinkLoss),
-        );
-        if lost {
+            let reason = if down {
+                TraceDrop::LinkDown
+            } else {
+                TraceDrop::LinkLoss
+            };
+            self.record_hop(&entry, global, Some((now.0, done.0)), Some(reason));
             return;
         }
+        self.record_hop(&entry, global, Some((now.0, done.0)), None);
         let mut packet = entry.packet;
         packet.hop = packet.hop.saturating_add(1);
         packet.ingress = model.net.port_peer_local[global as usize];
-        let at = done + class.delay;
         if at > MAX_EVENT_TIME {
             self.overflow.get_or_insert(at);
             return;
