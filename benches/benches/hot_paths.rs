@@ -107,6 +107,8 @@ fn forwarding(c: &mut Criterion) {
         loss_ppm: 0,
         scheduler: Default::default(),
         aqm: Default::default(),
+        shaper: None,
+        policer: None,
     };
     let mut group = c.benchmark_group("forwarding");
     group.throughput(Throughput::Elements(1));

@@ -217,6 +217,8 @@ mod tests {
             loss_ppm: 0,
             scheduler: Default::default(),
             aqm: Default::default(),
+            shaper: None,
+            policer: None,
         }
     }
 

@@ -178,6 +178,8 @@ mod tests {
             loss_ppm: 0,
             scheduler: Default::default(),
             aqm: Default::default(),
+            shaper: None,
+            policer: None,
         };
         Network::compile(&fat_tree(
             FatTree {

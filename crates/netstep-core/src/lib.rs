@@ -14,6 +14,7 @@ pub mod nic;
 pub mod packet;
 pub mod queue;
 pub mod rng;
+pub mod shaping;
 pub mod topology;
 pub mod transport;
 pub mod units;

@@ -207,7 +207,11 @@ impl Network {
             passes_empty: spec
                 .classes
                 .iter()
-                .map(|c| crate::queue::empty_passes_through(&c.scheduler, &c.aqm))
+                .map(|c| {
+                    crate::queue::empty_passes_through(&c.scheduler, &c.aqm)
+                        && c.shaper.is_none()
+                        && c.policer.is_none()
+                })
                 .collect(),
         };
         network.routing = match &spec.routing {
@@ -447,6 +451,8 @@ mod tests {
             loss_ppm: 0,
             scheduler: Default::default(),
             aqm: Default::default(),
+            shaper: None,
+            policer: None,
         }
     }
 

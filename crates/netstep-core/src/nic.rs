@@ -52,6 +52,9 @@ pub struct NicConfig {
     pub per_flow: BufferSize,
     /// Socket scheduler.
     pub scheduler: NicScheduler,
+    /// Token-bucket shaper on the host's egress (packets wait in the NIC queue, so the
+    /// sockets feel the backpressure); `None`: line rate.
+    pub shaper: Option<crate::shaping::TokenBucketSpec>,
 }
 
 impl Default for NicConfig {
@@ -61,6 +64,7 @@ impl Default for NicConfig {
             buffer: BufferSize::Bytes(Bytes(1_000_000)),
             per_flow: BufferSize::Packets(2),
             scheduler: NicScheduler::RoundRobin,
+            shaper: None,
         }
     }
 }
@@ -285,6 +289,7 @@ mod tests {
             buffer: BufferSize::Packets(1),
             per_flow: BufferSize::Packets(2),
             scheduler: NicScheduler::RoundRobin,
+            shaper: None,
         };
         let mut nic = HostNic::default();
         for n in 0..3 {
@@ -307,6 +312,7 @@ mod tests {
             buffer: BufferSize::Bytes(Bytes(1_000_000)),
             per_flow: BufferSize::Packets(2),
             scheduler: NicScheduler::RoundRobin,
+            shaper: None,
         };
         let mut nic = HostNic::default();
         for n in 0..10 {
@@ -328,6 +334,7 @@ mod tests {
             buffer: BufferSize::Bytes(Bytes(1000)),
             per_flow: BufferSize::Bytes(Bytes(1000)),
             scheduler: NicScheduler::RoundRobin,
+            shaper: None,
         };
         let mut nic = HostNic::default();
         nic.push(Socket::sender(0), p(0, 0, 9000), &config);
@@ -345,6 +352,7 @@ mod tests {
             buffer: BufferSize::Packets(1),
             per_flow: BufferSize::Packets(1),
             scheduler: NicScheduler::Fifo,
+            shaper: None,
         };
         let mut nic = HostNic::default();
         nic.push(Socket::sender(0), p(0, 0, 100), &config);

@@ -238,6 +238,8 @@ mod tests {
             loss_ppm: 0,
             scheduler: Default::default(),
             aqm: Default::default(),
+            shaper: None,
+            policer: None,
         };
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));

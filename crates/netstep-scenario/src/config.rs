@@ -87,6 +87,43 @@ pub struct NicFileConfig {
     /// `"round_robin"` (default: one packet per flow with data in turn) or `"fifo"` (in the
     /// order the transports produced them; `per_flow` does not apply).
     pub scheduler: Option<NicSchedulerConfig>,
+    /// Token-bucket shaper on every host's egress. Example:
+    /// `shaper = { rate = "1Gbps", burst = "15KB" }`.
+    pub shaper: Option<ShaperConfig>,
+}
+
+/// A token-bucket shaper: packets wait until `burst`-sized bucket filling at `rate` holds them.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperConfig {
+    /// Token rate (long-run output rate). Example: `rate = "1Gbps"`.
+    pub rate: String,
+    /// Bucket size (largest burst). Example: `burst = "15KB"`.
+    pub burst: String,
+}
+
+/// A two-rate three-color policer (RFC 2698): red packets are dropped.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicerConfig {
+    /// `"trtcm"` (the only kind).
+    pub kind: PolicerKind,
+    /// Committed information rate. Example: `cir = "1Gbps"`.
+    pub cir: String,
+    /// Committed burst size. Example: `cbs = "10KB"`.
+    pub cbs: String,
+    /// Peak information rate (>= cir). Example: `pir = "2Gbps"`.
+    pub pir: String,
+    /// Peak burst size. Example: `pbs = "20KB"`.
+    pub pbs: String,
+}
+
+/// Policer kinds.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicerKind {
+    /// RFC 2698 two-rate three-color marker; red dropped.
+    Trtcm,
 }
 
 /// `[switch]`: settings of every switch.
@@ -146,6 +183,11 @@ pub struct LinkConfig {
     /// Active queue management at each end (FIFO ports). Example:
     /// `aqm = { kind = "red", min = "20KB", max = "60KB", max_p = 0.1, ecn = true }`.
     pub aqm: Option<AqmConfig>,
+    /// Token-bucket shaper at each end. Example: `shaper = { rate = "1Gbps", burst = "15KB" }`.
+    pub shaper: Option<ShaperConfig>,
+    /// trTCM policer at each switch end. Example:
+    /// `policer = { kind = "trtcm", cir = "1Gbps", cbs = "10KB", pir = "2Gbps", pbs = "20KB" }`.
+    pub policer: Option<PolicerConfig>,
 }
 
 /// Active queue management on a FIFO port.
@@ -292,6 +334,10 @@ pub struct CustomLink {
     pub scheduler: Option<SchedulerConfig>,
     /// Active queue management at both ends (see the link tables).
     pub aqm: Option<AqmConfig>,
+    /// Token-bucket shaper at both ends (see the link tables).
+    pub shaper: Option<ShaperConfig>,
+    /// trTCM policer at both switch ends (see the link tables).
+    pub policer: Option<PolicerConfig>,
     /// One end (node name).
     pub a: String,
     /// The other end (node name).

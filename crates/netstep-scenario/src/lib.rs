@@ -194,6 +194,11 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
             }
             Some(config::NicSchedulerConfig::Fifo) => netstep_core::nic::NicScheduler::Fifo,
         },
+        shaper: nic
+            .shaper
+            .as_ref()
+            .map(|s| topology::shaper_spec(s, &path.key("shaper")))
+            .transpose()?,
     })
 }
 

@@ -32,6 +32,8 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         loss_ppm: 0,
         scheduler: Default::default(),
         aqm: Default::default(),
+        shaper: None,
+        policer: None,
     };
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
@@ -56,6 +58,12 @@ fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClas
         }
         if let Some(aqm) = &layer.aqm {
             class.aqm = aqm_spec(aqm, &path.key("aqm"))?;
+        }
+        if let Some(shaper) = &layer.shaper {
+            class.shaper = Some(shaper_spec(shaper, &path.key("shaper"))?);
+        }
+        if let Some(policer) = &layer.policer {
+            class.policer = Some(policer_spec(policer, &path.key("policer"))?);
         }
         if class.aqm != netstep_core::queue::AqmSpec::None
             && class.scheduler != netstep_core::queue::SchedulerSpec::Fifo
@@ -264,6 +272,8 @@ fn custom(
         let own = LinkConfig {
             scheduler: link.scheduler.clone(),
             aqm: link.aqm.clone(),
+            shaper: link.shaper.clone(),
+            policer: link.policer.clone(),
             rate: link.rate.clone(),
             delay: link.delay.clone(),
             buffer: link.buffer.clone(),
@@ -561,6 +571,62 @@ fn scheduler_spec(
             }
         }
     })
+}
+
+/// Resolves a `shaper` table (a positive rate and burst).
+pub fn shaper_spec(
+    config: &crate::config::ShaperConfig,
+    path: &FieldPath,
+) -> Result<netstep_core::shaping::TokenBucketSpec, Invalid> {
+    Ok(netstep_core::shaping::TokenBucketSpec {
+        rate: positive_rate(&config.rate, &path.key("rate"))?,
+        burst: positive_size(&config.burst, &path.key("burst"))?,
+    })
+}
+
+/// Resolves a `policer` table (positive rates and sizes, `pir >= cir`).
+fn policer_spec(
+    config: &crate::config::PolicerConfig,
+    path: &FieldPath,
+) -> Result<netstep_core::shaping::TrTcmSpec, Invalid> {
+    let spec = netstep_core::shaping::TrTcmSpec {
+        cir: positive_rate(&config.cir, &path.key("cir"))?,
+        cbs: positive_size(&config.cbs, &path.key("cbs"))?,
+        pir: positive_rate(&config.pir, &path.key("pir"))?,
+        pbs: positive_size(&config.pbs, &path.key("pbs"))?,
+    };
+    if spec.pir < spec.cir {
+        return Err(Invalid::new(
+            path.key("pir"),
+            format!(
+                "the peak rate must be at least the committed rate (RFC 2698): pir {} < cir {}",
+                spec.pir, spec.cir
+            ),
+        ));
+    }
+    Ok(spec)
+}
+
+fn positive_rate(text: &str, path: &FieldPath) -> Result<BitsPerSec, Invalid> {
+    let rate = parse_rate(text).map_err(|e| Invalid::unit(path.clone(), e))?;
+    if rate.0 == 0 {
+        return Err(Invalid::new(
+            path.clone(),
+            format!("must be positive, got {text:?}"),
+        ));
+    }
+    Ok(rate)
+}
+
+fn positive_size(text: &str, path: &FieldPath) -> Result<Bytes, Invalid> {
+    let size = netstep_core::units::parse_size(text).map_err(|e| Invalid::unit(path.clone(), e))?;
+    if size.0 == 0 {
+        return Err(Invalid::new(
+            path.clone(),
+            format!("must be positive, got {text:?}"),
+        ));
+    }
+    Ok(size)
 }
 
 /// Resolves an `aqm` table.

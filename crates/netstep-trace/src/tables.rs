@@ -147,6 +147,8 @@ pub struct LinkRow {
     pub lost: u64,
     /// Largest queue seen, bytes.
     pub max_queue_bytes: u64,
+    /// Packets a trTCM policer colored yellow (forwarded; red ones are in `drops`).
+    pub yellow: u64,
 }
 
 /// Schema of `links.parquet`.
@@ -167,6 +169,7 @@ pub fn links_schema() -> Arc<Schema> {
         Field::new("drops", DataType::UInt64, false),
         Field::new("lost", DataType::UInt64, false),
         Field::new("max_queue_bytes", DataType::UInt64, false),
+        Field::new("yellow", DataType::UInt64, false),
     ]))
 }
 
@@ -194,6 +197,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.drops),
             u64col(|r| r.lost),
             u64col(|r| r.max_queue_bytes),
+            u64col(|r| r.yellow),
         ],
     )
 }

@@ -91,6 +91,7 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
             DropReason::LinkLoss.name(),
             DropReason::Early.name(),
             DropReason::LinkDown.name(),
+            DropReason::Policed.name(),
         ])),
     )?;
     RecordBatch::try_new(

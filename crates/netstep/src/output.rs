@@ -394,6 +394,7 @@ pub fn write(
                 drops: 0,
                 lost: 0,
                 max_queue_bytes: 0,
+                yellow: 0,
             };
             if let Some(c) = counters.next_if(|c| c.port == port) {
                 row.tx_packets = c.tx_packets;
@@ -401,6 +402,7 @@ pub fn write(
                 row.drops = c.drops;
                 row.lost = c.lost;
                 row.max_queue_bytes = c.max_queue_bytes;
+                row.yellow = c.yellow;
             }
             rows.push(row);
             if rows.len() == LINK_BATCH {

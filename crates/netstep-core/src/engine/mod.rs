@@ -171,6 +171,8 @@ pub struct PortOutcome {
     pub queued_at_end: u64,
     /// Packets lost on the wire.
     pub lost: u64,
+    /// Packets a trTCM policer colored yellow (forwarded).
+    pub yellow: u64,
 }
 
 /// What a run produced.
@@ -272,8 +274,9 @@ fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
         drops: state.drops(),
         max_queue_packets: state.max_queue_packets(),
         max_queue_bytes: state.max_queue_bytes(),
-        queued_at_end: state.queue_len() as u64,
+        queued_at_end: state.queue_len() as u64 + state.held() as u64,
         lost: state.lost(),
+        yellow: state.yellow(),
     }
 }
 

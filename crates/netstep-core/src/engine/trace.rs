@@ -79,6 +79,8 @@ pub enum DropReason {
     Early = 2,
     /// Sent onto a dead link, or on the wire when its link went down.
     LinkDown = 3,
+    /// Colored red by a trTCM policer.
+    Policed = 4,
 }
 
 impl DropReason {
@@ -89,6 +91,7 @@ impl DropReason {
             DropReason::LinkLoss => "link_loss",
             DropReason::Early => "early",
             DropReason::LinkDown => "link_down",
+            DropReason::Policed => "policed",
         }
     }
 }

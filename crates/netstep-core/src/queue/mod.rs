@@ -47,6 +47,8 @@ pub enum DropReason {
     BufferFull,
     /// An AQM dropped it before the buffer was full (RED).
     Early,
+    /// A policer colored it red (trTCM).
+    Policed,
 }
 
 /// A packet waiting in a queue, with the facts recorded when it arrived.

@@ -50,6 +50,10 @@ pub struct LinkClass {
     pub scheduler: crate::queue::SchedulerSpec,
     /// Active queue management at each end (FIFO ports only).
     pub aqm: crate::queue::AqmSpec,
+    /// Token-bucket shaper at each end (packets wait in the queue until they conform).
+    pub shaper: Option<crate::shaping::TokenBucketSpec>,
+    /// trTCM policer at each end (red packets dropped on arrival).
+    pub policer: Option<crate::shaping::TrTcmSpec>,
 }
 
 /// One node of a topology.

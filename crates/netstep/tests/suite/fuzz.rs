@@ -80,7 +80,7 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 59] = [
+const KEYS: [&str; 62] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
@@ -99,6 +99,9 @@ const KEYS: [&str; 59] = [
     "topology.right",
     "topology.kind",
     "failures",
+    "topology.fabric_links.shaper",
+    "topology.links.policer",
+    "nic.shaper",
     "failures.0.link",
     "failures.0.down",
     "failures.0.up",
@@ -143,7 +146,9 @@ const KEYS: [&str; 59] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 54] = [
+const VALUES: [&str; 56] = [
+    "{ rate = \"1bps\", burst = \"1B\" }",
+    "{ kind = \"trtcm\", cir = \"1bps\", cbs = \"1B\", pir = \"1Tbps\", pbs = \"1B\" }",
     "[\"h0\", \"h0\"]",
     "[{ link = [\"h0\", \"edge0_0\"], down = \"0s\" }]",
     "\"torus\"",

@@ -14,6 +14,7 @@ mod ground_truth;
 mod load_balancing;
 mod properties;
 mod queueing;
+mod shaping;
 mod tcp;
 mod topologies;
 mod traces;

@@ -18,6 +18,7 @@ use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
+use crate::shaping::{Color, TokenBucket, TokenBucketSpec, TrTcm};
 use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
 
@@ -58,6 +59,14 @@ pub struct PortCold {
     queue_rng: Option<Box<Pcg64Mcg>>,
     /// The link's loss stream (created on the first draw of a lossy link).
     loss_rng: Option<Box<Pcg64Mcg>>,
+    /// Token-bucket shaper state (shaped ports).
+    shaper: Option<TokenBucket>,
+    /// The packet the shaper holds until it conforms (the transmitter waits for it).
+    held: Option<Entry>,
+    /// trTCM policer state (policed ports).
+    policer: Option<TrTcm>,
+    /// Packets the policer colored yellow (forwarded).
+    pub yellow: u64,
 }
 
 impl PortCold {
@@ -103,6 +112,14 @@ impl PortState {
     pub fn max_queue_bytes(&self) -> u64 {
         self.cold.as_ref().map_or(0, |c| c.max_queue_bytes)
     }
+    /// Whether the shaper holds a packet (waiting for tokens).
+    pub fn held(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| c.held.is_some())
+    }
+    /// Packets the port's policer colored yellow.
+    pub fn yellow(&self) -> u64 {
+        self.cold.as_ref().map_or(0, |c| c.yellow)
+    }
 }
 
 /// Host egress queues take whatever the NIC admitted: the NIC enforces `nic.buffer` before
@@ -123,7 +140,11 @@ impl NodeState {
         let global = model.net.port_id(self.node, local);
         let port = &self.ports[local as usize];
         let idle = port.busy_until <= now && !port.wake_pending;
-        if idle && port.queue_len() == 0 && model.net.empty_passes_through(global) {
+        if idle
+            && port.queue_len() == 0
+            && model.net.empty_passes_through(global)
+            && !(self.host && model.nic.shaper.is_some())
+        {
             // The transmitter is idle, nothing waits and the port's discipline hands a packet
             // for an idle transmitter straight back, unchanged (the queue element would decide
             // exactly this): no queue state is touched or materialized.
@@ -173,6 +194,20 @@ impl NodeState {
             traced,
         };
         let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
+        if let Some(spec) = &class.policer
+            && !self.host
+        {
+            // RFC 2698 metering on arrival at a switch port (a host never drops its own).
+            let meter = cold.policer.get_or_insert_with(|| TrTcm::new(spec));
+            match meter.meter(spec, now, entry.packet.size_bytes) {
+                Color::Green => {}
+                Color::Yellow => cold.yellow += 1,
+                Color::Red => {
+                    self.drop_entry(local, global, &entry, DropReason::Policed, model);
+                    return false;
+                }
+            }
+        }
         let mut ctx = QueueCtx {
             now,
             limit,
@@ -203,7 +238,7 @@ impl NodeState {
             }
         };
         if let Some(next) = now_sending {
-            self.start_transmission(local, global, next, now, model, sink);
+            self.send_or_hold(local, global, next, now, model, sink);
             self.wake_if_waiting(local, now, sink);
             return accepted;
         }
@@ -262,6 +297,12 @@ impl NodeState {
         let Some(cold) = port.cold.as_mut() else {
             return;
         };
+        if let Some(held) = cold.held.take() {
+            // The shaper's wake-up: the held packet conforms now.
+            self.send_or_hold(local, global, held, now, model, sink);
+            self.wake_if_waiting(local, now, sink);
+            return;
+        }
         let mut ctx = QueueCtx {
             now,
             limit,
@@ -271,8 +312,59 @@ impl NodeState {
         let Some(next) = cold.queue.dequeue(&mut ctx) else {
             return;
         };
-        self.start_transmission(local, global, next, now, model, sink);
+        self.send_or_hold(local, global, next, now, model, sink);
         self.wake_if_waiting(local, now, sink);
+    }
+
+    /// The token-bucket shaper of global port `global`, if any: the NIC's at a host when
+    /// `[nic] shaper` is set, else the link class's.
+    fn shaper_of<'m>(&self, global: u32, model: &'m Model) -> Option<&'m TokenBucketSpec> {
+        match &model.nic.shaper {
+            Some(spec) if self.host => Some(spec),
+            _ => model.net.class_of(global).shaper.as_ref(),
+        }
+    }
+
+    /// Starts `entry` now if the port's shaper (if any) lets it, else holds it and wakes the
+    /// port when it conforms.
+    fn send_or_hold(
+        &mut self,
+        local: u32,
+        global: u32,
+        entry: Entry,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        if let Some(spec) = self.shaper_of(global, model) {
+            let class = model.net.class_of(global);
+            let port = &mut self.ports[local as usize];
+            let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
+            let bucket = cold.shaper.get_or_insert_with(|| TokenBucket::new(spec));
+            let size = entry.packet.size_bytes;
+            let at = bucket.ready_at(spec, now, size);
+            if at > now {
+                if at > MAX_EVENT_TIME {
+                    self.overflow.get_or_insert(at);
+                    return;
+                }
+                cold.held = Some(entry);
+                port.wake_pending = true;
+                self.schedule_local(
+                    at,
+                    now,
+                    Phase::PortReady,
+                    EventKind::PortReady {
+                        port: local,
+                        seq: 0,
+                    },
+                    sink,
+                );
+                return;
+            }
+            bucket.take(spec, now, size);
+        }
+        self.start_transmission(local, global, entry, now, model, sink);
     }
 
     fn drop_entry(
@@ -292,6 +384,7 @@ impl NodeState {
         let reason = match reason {
             DropReason::BufferFull => TraceDrop::BufferFull,
             DropReason::Early => TraceDrop::Early,
+            DropReason::Policed => TraceDrop::Policed,
         };
         self.record_hop(entry, global, None, Some(reason));
         if self.is_host(model) {
