@@ -41,53 +41,66 @@ impl NodeState {
         model: &Model,
         sink: &mut impl EventSink,
     ) {
-        let failures = model.failures.as_deref().filter(|f| f.rerouting(now));
-        let local =
-            if packet.explicit_path() || (model.balance.is_plain_ecmp() && failures.is_none()) {
-                model.egress_port(self.node, &packet)
-            } else {
-                let node = self.node;
-                let state = self
-                    .balance
-                    .get_or_insert_with(Box::<BalanceState>::default);
-                match failures {
-                    Some(f) if model.balance.is_plain_ecmp() => {
-                        let hash = ecmp_hash(packet.flow, packet.kind.is_feedback(), node);
-                        f.route(
-                            &model.net,
-                            node,
-                            packet.dst,
-                            hash,
-                            now,
-                            &mut state.candidates,
-                        )
-                    }
-                    _ => {
-                        let load = Ports {
-                            ports: &self.ports,
-                            model,
-                            node,
-                        };
-                        state.choose(
-                            &model.balance,
-                            &model.net,
-                            node,
-                            &packet,
-                            now,
-                            model.seed,
-                            &load,
-                            |out| match failures {
-                                Some(f) => f.next_hops(&model.net, node, packet.dst, now, out),
-                                None => model.net.next_hops(node, packet.dst, out),
-                            },
-                        )
-                    }
-                }
-            };
+        let local = if packet.explicit_path()
+            || (model.failures.is_none() && model.balance.is_plain_ecmp())
+        {
+            model.egress_port(self.node, &packet)
+        } else {
+            self.balanced_port(&packet, now, model)
+        };
         let Some(local) = local else {
             self.counters.misrouted += 1;
             return;
         };
         self.offer(local, packet, now, model, sink);
+    }
+
+    /// The egress port when load balancing is not plain ECMP or a failure schedule exists.
+    #[inline(never)]
+    fn balanced_port(&mut self, packet: &Packet, now: SimTime, model: &Model) -> Option<u32> {
+        let failures = model.failures.as_deref().filter(|f| f.rerouting(now));
+        if model.balance.is_plain_ecmp() && failures.is_none() {
+            // A failure schedule with every link up right now: the topology's own routing.
+            return model.egress_port(self.node, packet);
+        }
+        {
+            let node = self.node;
+            let state = self
+                .balance
+                .get_or_insert_with(Box::<BalanceState>::default);
+            match failures {
+                Some(f) if model.balance.is_plain_ecmp() => {
+                    let hash = ecmp_hash(packet.flow, packet.kind.is_feedback(), node);
+                    f.route(
+                        &model.net,
+                        node,
+                        packet.dst,
+                        hash,
+                        now,
+                        &mut state.candidates,
+                    )
+                }
+                _ => {
+                    let load = Ports {
+                        ports: &self.ports,
+                        model,
+                        node,
+                    };
+                    state.choose(
+                        &model.balance,
+                        &model.net,
+                        node,
+                        packet,
+                        now,
+                        model.seed,
+                        &load,
+                        |out| match failures {
+                            Some(f) => f.next_hops(&model.net, node, packet.dst, now, out),
+                            None => model.net.next_hops(node, packet.dst, out),
+                        },
+                    )
+                }
+            }
+        }
     }
 }

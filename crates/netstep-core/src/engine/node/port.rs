@@ -318,6 +318,7 @@ impl NodeState {
 
     /// The token-bucket shaper of global port `global`, if any: the NIC's at a host when
     /// `[nic] shaper` is set, else the link class's.
+    #[inline]
     fn shaper_of<'m>(&self, global: u32, model: &'m Model) -> Option<&'m TokenBucketSpec> {
         match &model.nic.shaper {
             Some(spec) if self.host => Some(spec),
@@ -327,6 +328,7 @@ impl NodeState {
 
     /// Starts `entry` now if the port's shaper (if any) lets it, else holds it and wakes the
     /// port when it conforms.
+    #[inline]
     fn send_or_hold(
         &mut self,
         local: u32,
@@ -337,6 +339,26 @@ impl NodeState {
         sink: &mut impl EventSink,
     ) {
         if let Some(spec) = self.shaper_of(global, model) {
+            self.shape(local, global, entry, spec, now, model, sink);
+            return;
+        }
+        self.start_transmission(local, global, entry, now, model, sink);
+    }
+
+    /// [`NodeState::send_or_hold`] on a shaped port.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn shape(
+        &mut self,
+        local: u32,
+        global: u32,
+        entry: Entry,
+        spec: &TokenBucketSpec,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        {
             let class = model.net.class_of(global);
             let port = &mut self.ports[local as usize];
             let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
