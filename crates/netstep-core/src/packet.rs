@@ -129,6 +129,9 @@ impl Packet {
     pub const ECN_ECHO: u8 = 1 << 1;
     /// Flag: per-hop telemetry records for this packet live in the holding LP's side table.
     pub const TELEMETRY: u8 = 1 << 2;
+    /// Flag: DECbit congestion indication, set by a router whose average queue is at least one
+    /// packet ([`crate::queue::DecBit`]).
+    pub const CONGESTION: u8 = 1 << 3;
     const CLASS_SHIFT: u32 = 5;
 
     /// A packet with every optional field at its neutral value.

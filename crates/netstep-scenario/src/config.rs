@@ -218,6 +218,8 @@ pub enum AqmKind {
     Red,
     /// DCTCP step marking.
     Step,
+    /// DECbit congestion indication (no parameters).
+    Decbit,
 }
 
 /// A port's queue discipline over the eight traffic classes.

@@ -657,6 +657,24 @@ fn aqm_spec(
         }
     };
     match config.kind {
+        AqmKind::Decbit => {
+            for (field, present) in [
+                ("min", config.min.is_some()),
+                ("max", config.max.is_some()),
+                ("max_p", config.max_p.is_some()),
+                ("weight", config.weight.is_some()),
+                ("ecn", config.ecn.is_some()),
+                ("k", config.k.is_some()),
+            ] {
+                if present {
+                    return Err(Invalid::new(
+                        path.key(field),
+                        "decbit takes no parameters (the threshold is an average of one packet)",
+                    ));
+                }
+            }
+            Ok(AqmSpec::DecBit)
+        }
         AqmKind::Step => {
             for (field, present) in [
                 ("min", config.min.is_some()),

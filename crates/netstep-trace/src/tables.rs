@@ -149,6 +149,8 @@ pub struct LinkRow {
     pub max_queue_bytes: u64,
     /// Packets a trTCM policer colored yellow (forwarded; red ones are in `drops`).
     pub yellow: u64,
+    /// Packets the queue element marked (ECN CE or DECbit).
+    pub ecn_marks: u64,
 }
 
 /// Schema of `links.parquet`.
@@ -170,6 +172,7 @@ pub fn links_schema() -> Arc<Schema> {
         Field::new("lost", DataType::UInt64, false),
         Field::new("max_queue_bytes", DataType::UInt64, false),
         Field::new("yellow", DataType::UInt64, false),
+        Field::new("ecn_marks", DataType::UInt64, false),
     ]))
 }
 
@@ -198,6 +201,7 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.lost),
             u64col(|r| r.max_queue_bytes),
             u64col(|r| r.yellow),
+            u64col(|r| r.ecn_marks),
         ],
     )
 }

@@ -395,6 +395,7 @@ pub fn write(
                 lost: 0,
                 max_queue_bytes: 0,
                 yellow: 0,
+                ecn_marks: 0,
             };
             if let Some(c) = counters.next_if(|c| c.port == port) {
                 row.tx_packets = c.tx_packets;
@@ -403,6 +404,7 @@ pub fn write(
                 row.lost = c.lost;
                 row.max_queue_bytes = c.max_queue_bytes;
                 row.yellow = c.yellow;
+                row.ecn_marks = c.ecn_marks;
             }
             rows.push(row);
             if rows.len() == LINK_BATCH {

@@ -173,6 +173,8 @@ pub struct PortOutcome {
     pub lost: u64,
     /// Packets a trTCM policer colored yellow (forwarded).
     pub yellow: u64,
+    /// Packets the queue element marked (ECN CE or DECbit).
+    pub ecn_marks: u64,
 }
 
 /// What a run produced.
@@ -277,6 +279,7 @@ fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
         queued_at_end: state.queue_len() as u64 + state.held() as u64,
         lost: state.lost(),
         yellow: state.yellow(),
+        ecn_marks: state.ecn_marks(),
     }
 }
 

@@ -11,6 +11,7 @@
 //! packet, class and ECN codepoint.
 
 mod classes;
+mod decbit;
 mod drr;
 mod dynamic_threshold;
 mod ecn_step;
@@ -25,6 +26,7 @@ mod wfq;
 mod wrr;
 
 pub use classes::{CLASSES, ClassQueues};
+pub use decbit::DecBit;
 pub use drr::Drr;
 pub use dynamic_threshold::SharedBuffer;
 pub use ecn_step::EcnStep;
@@ -167,6 +169,8 @@ pub enum AqmSpec {
         /// Threshold, bytes waiting.
         k_bytes: u64,
     },
+    /// DECbit congestion indication ([`DecBit`]).
+    DecBit,
 }
 
 /// Whether a port with discipline `scheduler` and `aqm` hands a packet offered to its empty
@@ -177,7 +181,7 @@ pub const fn empty_passes_through(scheduler: &SchedulerSpec, aqm: &AqmSpec) -> b
     match aqm {
         AqmSpec::None => scheduler.empty_passes_through(),
         AqmSpec::Step { .. } => true,
-        AqmSpec::Red(_) => false,
+        AqmSpec::Red(_) | AqmSpec::DecBit => false,
     }
 }
 
@@ -202,6 +206,8 @@ pub enum Queue {
     Red(Box<Red>),
     /// A FIFO with step marking.
     EcnStep(Box<EcnStep>),
+    /// A FIFO setting the DECbit.
+    DecBit(Box<DecBit>),
 }
 
 impl Default for Queue {
@@ -218,6 +224,7 @@ impl Queue {
             AqmSpec::None => Queue::new(scheduler),
             AqmSpec::Red(spec) => Queue::Red(Box::new(Red::new(spec))),
             AqmSpec::Step { k_bytes } => Queue::EcnStep(Box::new(EcnStep::new(k_bytes))),
+            AqmSpec::DecBit => Queue::DecBit(Box::default()),
         }
     }
     /// An empty queue of the discipline `spec` names.
@@ -251,6 +258,7 @@ impl Queue {
             Queue::FairQueueing(q) => q.enqueue(entry, ctx),
             Queue::Red(q) => q.enqueue(entry, ctx),
             Queue::EcnStep(q) => q.enqueue(entry, ctx),
+            Queue::DecBit(q) => q.enqueue(entry, ctx),
         }
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
@@ -286,6 +294,7 @@ impl Queue {
             Queue::FairQueueing(q) => q.dequeue(ctx),
             Queue::Red(q) => q.dequeue(ctx),
             Queue::EcnStep(q) => q.dequeue(ctx),
+            Queue::DecBit(q) => q.dequeue(ctx),
         }
     }
     /// Packets waiting.
@@ -301,6 +310,7 @@ impl Queue {
             Queue::FairQueueing(q) => q.len(),
             Queue::Red(q) => q.len(),
             Queue::EcnStep(q) => q.len(),
+            Queue::DecBit(q) => q.len(),
         }
     }
     /// True when nothing waits.
@@ -321,6 +331,7 @@ impl Queue {
             Queue::FairQueueing(q) => q.bytes(),
             Queue::Red(q) => q.bytes(),
             Queue::EcnStep(q) => q.bytes(),
+            Queue::DecBit(q) => q.bytes(),
         }
     }
 }

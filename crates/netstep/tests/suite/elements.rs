@@ -416,3 +416,45 @@ fn shared_buffer_runs_are_exact_and_thread_invariant() {
         );
     }
 }
+
+/// Share of packets the DECbit bottleneck (sl -> sr) marked at `interval` mean gaps.
+fn decbit_share(interval: &str) -> f64 {
+    let s = scenario_file(
+        "scenarios/elements/decbit.toml",
+        &[&format!("traffic.0.transport.interval=\"{interval}\"")],
+    );
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let net = &s.model.net;
+    let port = net.port_id(2, net.port_towards(2, 3).unwrap());
+    let p = out.ports.iter().find(|p| p.port == port).unwrap();
+    assert_eq!(p.drops, 0);
+    p.ecn_marks as f64 / p.tx_packets as f64
+}
+
+#[test]
+fn decbit_marks_once_the_average_queue_reaches_one_packet() {
+    // M/M/1: the mean number in the system rho / (1 - rho) is one packet at rho = 0.5. The
+    // router marks while its cycle average is at least one, so below rho = 0.5 a minority of
+    // packets is marked and above it a majority, rising with the load. With 200,000 packets
+    // the shares' sampling error (busy cycles are short: tens of thousands of them) is far
+    // below the gaps asserted here.
+    let shares: Vec<f64> = ["26.667us", "16us", "11.429us"]
+        .iter()
+        .map(|i| decbit_share(i))
+        .collect();
+    println!("DECbit marked shares at rho 0.3, 0.5, 0.7: {shares:?}");
+    assert!(shares[0] < 0.5 && shares[2] > 0.5, "{shares:?}");
+    assert!(shares[0] < shares[1] && shares[1] < shares[2], "{shares:?}");
+    // Exactness and thread invariance with the DECbit router.
+    let s = scenario_file(
+        "scenarios/elements/decbit.toml",
+        &["traffic.0.flows.0.packets=5000"],
+    );
+    let reference = run_reference(&s);
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "decbit");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "decbit, 4 threads",
+    );
+}

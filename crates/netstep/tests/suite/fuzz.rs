@@ -146,7 +146,8 @@ const KEYS: [&str; 62] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 56] = [
+const VALUES: [&str; 57] = [
+    "{ kind = \"decbit\" }",
     "{ rate = \"1bps\", burst = \"1B\" }",
     "{ kind = \"trtcm\", cir = \"1bps\", cbs = \"1B\", pir = \"1Tbps\", pbs = \"1B\" }",
     "[\"h0\", \"h0\"]",
