@@ -458,3 +458,42 @@ fn decbit_marks_once_the_average_queue_reaches_one_packet() {
         "decbit, 4 threads",
     );
 }
+
+#[test]
+fn every_element_together_is_exact_and_thread_invariant() {
+    let file = "scenarios/elements/everything.toml";
+    let base = scenario_file(file, &[]);
+    let out = run_reference(&base);
+    // Every element acts: drops (buffers, policer), failure losses, yellow packets, marks.
+    let sum =
+        |f: fn(&netstep_core::engine::PortOutcome) -> u64| out.ports.iter().map(f).sum::<u64>();
+    assert!(sum(|p| p.drops) > 0 && sum(|p| p.lost) > 0);
+    assert!(sum(|p| p.yellow) > 0 && sum(|p| p.ecn_marks) > 0);
+    let variants: &[&[&str]] = &[
+        &[],
+        &["topology.fabric_links.scheduler={ kind = \"strict_priority\" }"],
+        &["topology.fabric_links.scheduler={ kind = \"wrr\", weights = [1, 2] }"],
+        &["topology.fabric_links.scheduler={ kind = \"wfq\", weights = [1, 2] }"],
+        &["topology.fabric_links.scheduler={ kind = \"virtual_clock\", weights = [1, 2] }"],
+        &["topology.fabric_links.scheduler={ kind = \"fair_queueing\" }"],
+        &["topology.host_links.aqm={ kind = \"red\", min = \"3KB\", max = \"30KB\", ecn = true }"],
+        &["topology.host_links.aqm={ kind = \"decbit\" }"],
+        &["routing.mode=\"spray_random\""],
+        &["routing.mode=\"spray_round_robin\""],
+        &["routing.mode=\"flowlet\"", "routing.flowlet_gap=\"20us\""],
+        &["routing.mode=\"ecmp\"", "routing.weighted=true"],
+    ];
+    for overrides in variants {
+        let s = scenario_file(file, overrides);
+        let reference = run_reference(&s);
+        assert!(reference.stats.packet_hops > 0);
+        for threads in [1, 4] {
+            let window = run_window(&s, threads, WindowMode::Exact);
+            assert_same_simulation(
+                &reference,
+                &window,
+                &format!("{overrides:?} with {threads} threads"),
+            );
+        }
+    }
+}
