@@ -181,9 +181,12 @@ impl Network {
             let pb = fill[link.b as usize];
             fill[link.a as usize] += 1;
             fill[link.b as usize] += 1;
-            for (p, to, far) in [(pa, link.b, pb), (pb, link.a, pa)] {
+            for (p, to, far, class) in [
+                (pa, link.b, pb, link.class),
+                (pb, link.a, pa, link.class_ba),
+            ] {
                 port_peer[p as usize] = to;
-                port_class[p as usize] = link.class;
+                port_class[p as usize] = class;
                 port_peer_local[p as usize] = (far - port_offset[to as usize]) as u16;
             }
         }

@@ -142,7 +142,8 @@ pub fn compile_network(
         LinkSpec {
             a: 0,
             b: 0,
-            class: 0
+            class: 0,
+            class_ba: 0,
         };
         links.iter().len()
     ];

@@ -352,6 +352,11 @@ pub struct CustomLink {
     pub buffer: Option<String>,
     /// Loss probability (default from `defaults`).
     pub loss: Option<f64>,
+    /// Overrides for the `a -> b` direction only (`a`'s egress port). Example:
+    /// `a_to_b = { rate = "1Gbps", buffer = "100KB" }`.
+    pub a_to_b: Option<LinkConfig>,
+    /// Overrides for the `b -> a` direction only (`b`'s egress port).
+    pub b_to_a: Option<LinkConfig>,
 }
 
 /// `[routing]`.

@@ -279,21 +279,29 @@ fn custom(
             buffer: link.buffer.clone(),
             loss: link.loss,
         };
-        let class = resolve_class(&[
-            (defaults.as_ref(), top.key("defaults")),
-            (Some(&own), path.clone()),
-        ])?;
-        let class_index = *class_index_of.entry(class).or_insert_with(|| {
-            classes.push(class);
-            classes.len() - 1
-        });
+        let mut direction = |way: &Option<LinkConfig>, field: &str| -> Result<u16, Invalid> {
+            let class = resolve_class(&[
+                (defaults.as_ref(), top.key("defaults")),
+                (Some(&own), path.clone()),
+                (way.as_ref(), path.key(field)),
+            ])?;
+            let index = *class_index_of.entry(class).or_insert_with(|| {
+                classes.push(class);
+                classes.len() - 1
+            });
+            u16::try_from(index).map_err(|_| {
+                Invalid::new(path.clone(), "more than 65535 distinct link parameter sets")
+            })
+        };
+        let class = direction(&link.a_to_b, "a_to_b")?;
+        let class_ba = direction(&link.b_to_a, "b_to_a")?;
         degree[a as usize] += 1;
         degree[b as usize] += 1;
         link_specs.push(LinkSpec {
             a,
             b,
-            class: u16::try_from(class_index)
-                .map_err(|_| Invalid::new(path, "more than 65535 distinct link parameter sets"))?,
+            class,
+            class_ba,
         });
     }
     for (node, &degree) in nodes.iter().zip(&degree) {

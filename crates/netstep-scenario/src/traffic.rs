@@ -527,8 +527,10 @@ fn host_capacity_bps(topology: &TopologySpec) -> f64 {
         .links
         .iter()
         .map(|l| {
-            let ends = is_host(l.a) as u32 + is_host(l.b) as u32;
-            ends as f64 * topology.classes[l.class as usize].rate.0 as f64
+            // A host's line rate is its own egress direction's.
+            let rate = |class: u16| topology.classes[class as usize].rate.0 as f64;
+            is_host(l.a) as u32 as f64 * rate(l.class)
+                + is_host(l.b) as u32 as f64 * rate(l.class_ba)
         })
         .sum()
 }

@@ -41,6 +41,7 @@ pub fn dumbbell(
             a: i,
             b: sl,
             class: 0,
+            class_ba: 0,
         });
     }
     for i in 0..right {
@@ -48,12 +49,14 @@ pub fn dumbbell(
             a: left + i,
             b: sr,
             class: 0,
+            class_ba: 0,
         });
     }
     links.push(LinkSpec {
         a: sl,
         b: sr,
         class: 1,
+        class_ba: 1,
     });
     TopologySpec {
         nodes,

@@ -231,6 +231,7 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
             a: h,
             b: edge_id(h / hosts_per_edge),
             class: 0,
+            class_ba: 0,
         });
     }
     for pod in 0..k {
@@ -240,6 +241,7 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
                     a: edge_id(pod * half + i),
                     b: agg_id(pod * half + u),
                     class: 1,
+                    class_ba: 1,
                 });
             }
         }
@@ -251,6 +253,7 @@ pub fn fat_tree(shape: FatTree, host_link: LinkClass, fabric_link: LinkClass) ->
                     a: agg_id(pod * half + j),
                     b: core_id(j * half + u),
                     class: 1,
+                    class_ba: 1,
                 });
             }
         }

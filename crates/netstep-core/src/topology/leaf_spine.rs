@@ -39,6 +39,7 @@ pub fn leaf_spine(
             a: h,
             b: hosts + h / hosts_per_leaf,
             class: 0,
+            class_ba: 0,
         });
     }
     for l in 0..leaves {
@@ -47,6 +48,7 @@ pub fn leaf_spine(
                 a: hosts + l,
                 b: hosts + leaves + s,
                 class: 1,
+                class_ba: 1,
             });
         }
     }

@@ -73,8 +73,12 @@ pub struct LinkSpec {
     pub a: u32,
     /// Other end (node index).
     pub b: u32,
-    /// Index into [`TopologySpec::classes`].
+    /// Parameters of the `a -> b` direction (`a`'s egress port): index into
+    /// [`TopologySpec::classes`].
     pub class: u16,
+    /// Parameters of the `b -> a` direction (`b`'s egress port); equal to `class` for a
+    /// symmetric link.
+    pub class_ba: u16,
 }
 
 /// How packets find their way: arithmetic for the regular topologies, shortest-path ECMP

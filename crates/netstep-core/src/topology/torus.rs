@@ -118,6 +118,7 @@ pub fn torus(shape: Torus, host_link: LinkClass, fabric_link: LinkClass) -> Topo
             a: i,
             b: hosts + i / h,
             class: 0,
+            class_ba: 0,
         });
     }
     let dims = shape.dims.len();
@@ -134,6 +135,7 @@ pub fn torus(shape: Torus, host_link: LinkClass, fabric_link: LinkClass) -> Topo
                     a: hosts + s,
                     b: hosts + peer,
                     class: 1,
+                    class_ba: 1,
                 });
                 let (la, lb) = (next_local[s as usize], next_local[peer as usize]);
                 next_local[s as usize] += 1;

@@ -80,12 +80,14 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 62] = [
+const KEYS: [&str; 64] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
     "switch.alpha",
     "routing.mode",
+    "topology.links.0.a_to_b",
+    "topology.links.1.b_to_a",
     "routing.flowlet_gap",
     "routing.weighted",
     "traffic.0.class",
@@ -146,7 +148,8 @@ const KEYS: [&str; 62] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 57] = [
+const VALUES: [&str; 58] = [
+    "{ rate = \"1bps\", delay = \"0s\", buffer = \"0B\" }",
     "{ kind = \"decbit\" }",
     "{ rate = \"1bps\", burst = \"1B\" }",
     "{ kind = \"trtcm\", cir = \"1bps\", cbs = \"1B\", pir = \"1Tbps\", pbs = \"1B\" }",

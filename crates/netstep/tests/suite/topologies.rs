@@ -160,3 +160,54 @@ fn torus_settings_are_checked() {
         assert!(err.contains(needle), "{set}: {err}");
     }
 }
+
+/// Hosts a and b behind switches s1 and s2; the s1 - s2 link is 1 Gb/s from s1 to s2 and
+/// 10 Gb/s back, with a 20 KB buffer one way and 1 MB the other.
+const ASYMMETRIC: &str = r#"
+[simulation]
+seed = 1
+[topology]
+kind = "custom"
+hosts = ["a", "b"]
+switches = ["s1", "s2"]
+defaults = { rate = "10Gbps", delay = "1us", buffer = "1MB" }
+links = [
+  { a = "a", b = "s1" },
+  { a = "s1", b = "s2", a_to_b = { rate = "1Gbps", buffer = "20KB" }, b_to_a = { delay = "5us" } },
+  { a = "s2", b = "b" },
+]
+[[traffic]]
+kind = "flows"
+transport = { kind = "open_loop", packet_size = "1000B", rate = "5Gbps" }
+flows = [{ src = "a", dst = "b", packets = 100 }, { src = "b", dst = "a", packets = 100 }]
+"#;
+
+#[test]
+fn each_direction_of_a_link_has_its_own_parameters() {
+    let s = scenario(ASYMMETRIC, &[]);
+    let net = &s.model.net;
+    // Nodes: a 0, b 1, s1 2, s2 3.
+    let forward = net.port_id(2, net.port_towards(2, 3).unwrap());
+    let backward = net.port_id(3, net.port_towards(3, 2).unwrap());
+    let (f, b) = (net.class_of(forward), net.class_of(backward));
+    assert_eq!((f.rate.0, b.rate.0), (1_000_000_000, 10_000_000_000));
+    assert_eq!(f.delay, netstep_core::units::SimTime::from_us(1));
+    assert_eq!(b.delay, netstep_core::units::SimTime::from_us(5));
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let port = |p: u32| out.ports.iter().find(|o| o.port == p).unwrap();
+    // a -> b: 5 Gb/s into 1 Gb/s with 20 KB of buffer: drops there; b -> a: none.
+    assert!(port(forward).drops > 0);
+    assert!(port(forward).max_queue_bytes <= 20_000);
+    assert_eq!(port(backward).drops, 0);
+    assert_eq!(out.flows[1].packets_delivered, 100);
+    // The b -> a flow crosses the 5 us direction: its last packet arrives 100 packets at
+    // 5 Gb/s (160 us), plus 3 hops of 10 Gb/s serialization and 1 + 5 + 1 us of propagation.
+    let end = out.flows[1].end.unwrap().0;
+    assert_eq!(end, 99 * 1_600_000 + 3 * 800_000 + 7_000_000);
+    let reference = run_reference(&s);
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 2, WindowMode::Exact),
+        "asymmetric",
+    );
+}
