@@ -441,6 +441,8 @@ pub enum TransportConfig {
         /// Retransmission timeouts in a row without progress before the flow is given up
         /// (marked failed, `fail_reason = "retry_limit"`). Default 15 (Linux `tcp_retries2`).
         max_retries: Option<u32>,
+        /// DCTCP's EWMA gain `g` in (0, 1] (`cc = "dctcp"` only). Default 1/16.
+        dctcp_g: Option<f64>,
     },
 }
 
@@ -450,6 +452,8 @@ pub enum TransportConfig {
 pub enum CcConfig {
     /// NewReno (RFC 5681, RFC 6582).
     Newreno,
+    /// DCTCP (RFC 8257).
+    Dctcp,
 }
 
 /// Packet size distribution of an open-loop source.

@@ -465,6 +465,7 @@ fn build(
                 rto_initial: None,
                 rto_max: None,
                 max_retries: None,
+                dctcp_g: None,
             },
             FieldPath::of(&["transport"]),
         )?,

@@ -135,7 +135,29 @@ pub fn resolve_transport(
             rto_initial,
             rto_max,
             max_retries,
+            dctcp_g,
         } => {
+            let cc = match (cc.unwrap_or(CcConfig::Newreno), dctcp_g) {
+                (CcConfig::Newreno, Some(_)) => {
+                    return Err(Invalid::new(
+                        path.key("dctcp_g"),
+                        "applies to cc = \"dctcp\" only",
+                    ));
+                }
+                (CcConfig::Newreno, None) => CcSpec::NewReno,
+                (CcConfig::Dctcp, g) => {
+                    let g = g.unwrap_or(1.0 / 16.0);
+                    if !(g > 0.0 && g <= 1.0) {
+                        return Err(Invalid::new(
+                            path.key("dctcp_g"),
+                            format!("must be in (0, 1], got {g}"),
+                        ));
+                    }
+                    CcSpec::Dctcp {
+                        g_ppm: ((g * 1e6).round() as u32).max(1),
+                    }
+                }
+            };
             let mss = size_at(mss, path.key("mss"), Bytes(1460))?;
             if mss.0 == 0 || mss.0 > 65_535 {
                 return Err(Invalid::new(
@@ -156,9 +178,7 @@ pub fn resolve_transport(
                 delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
                 abc_limit: abc_limit.unwrap_or(2),
                 pacing: pacing.unwrap_or(false),
-                cc: match cc.unwrap_or(CcConfig::Newreno) {
-                    CcConfig::Newreno => CcSpec::NewReno,
-                },
+                cc,
                 mss_bytes: mss.0 as u32,
                 header_bytes: header.0 as u32,
                 initial_cwnd: initial_cwnd.unwrap_or(10),

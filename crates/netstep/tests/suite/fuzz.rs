@@ -80,12 +80,14 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 64] = [
+const KEYS: [&str; 66] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
     "switch.alpha",
     "routing.mode",
+    "transport.cc",
+    "transport.dctcp_g",
     "topology.links.0.a_to_b",
     "topology.links.1.b_to_a",
     "routing.flowlet_gap",
@@ -148,7 +150,8 @@ const KEYS: [&str; 64] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 58] = [
+const VALUES: [&str; 59] = [
+    "\"dctcp\"",
     "{ rate = \"1bps\", delay = \"0s\", buffer = \"0B\" }",
     "{ kind = \"decbit\" }",
     "{ rate = \"1bps\", burst = \"1B\" }",

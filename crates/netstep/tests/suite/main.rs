@@ -18,3 +18,4 @@ mod shaping;
 mod tcp;
 mod topologies;
 mod traces;
+mod transports;

@@ -12,8 +12,10 @@
 //! and reads [`CongestionControl::cwnd`] and the pacing hook
 //! [`CongestionControl::pacing_rate`].
 
+mod dctcp;
 mod newreno;
 
+pub use dctcp::Dctcp;
 pub use newreno::NewReno;
 
 use crate::units::SimTime;
@@ -23,6 +25,11 @@ use crate::units::SimTime;
 pub enum CcSpec {
     /// RFC 5681 slow start and congestion avoidance, RFC 6582 / RFC 6675 reductions.
     NewReno,
+    /// DCTCP (RFC 8257): ECN-capable, window cut by `alpha / 2` per marked round trip.
+    Dctcp {
+        /// EWMA gain of `alpha`, parts per million (RFC 8257 default 1/16 = 62,500).
+        g_ppm: u32,
+    },
 }
 
 impl CcSpec {
@@ -30,13 +37,19 @@ impl CcSpec {
     pub const fn name(self) -> &'static str {
         match self {
             CcSpec::NewReno => "newreno",
+            CcSpec::Dctcp { .. } => "dctcp",
         }
     }
     /// The `transport` value in `flows.parquet`: `tcp_<name>`.
     pub const fn transport_name(self) -> &'static str {
         match self {
             CcSpec::NewReno => "tcp_newreno",
+            CcSpec::Dctcp { .. } => "tcp_dctcp",
         }
+    }
+    /// Whether data segments are sent ECN-capable (ECT(0)).
+    pub const fn ecn_capable(self) -> bool {
+        matches!(self, CcSpec::Dctcp { .. })
     }
 }
 
@@ -51,6 +64,12 @@ pub struct AckSample {
     pub rtt: SimTime,
     /// Slow-start increase limit per ACK in segments (RFC 3465 `L`; 0 = no limit).
     pub abc_limit: u32,
+    /// The ACK echoed congestion experienced (ECE).
+    pub ece: bool,
+    /// The cumulative ACK point after this ACK (segments).
+    pub una: u32,
+    /// One past the highest segment sent so far.
+    pub high: u32,
 }
 
 /// The state of one flow's congestion control.
@@ -58,6 +77,8 @@ pub struct AckSample {
 pub enum CongestionControl {
     /// NewReno.
     NewReno(NewReno),
+    /// DCTCP.
+    Dctcp(Dctcp),
 }
 
 impl CongestionControl {
@@ -65,6 +86,9 @@ impl CongestionControl {
     pub fn new(spec: CcSpec, initial_cwnd: u32) -> CongestionControl {
         match spec {
             CcSpec::NewReno => CongestionControl::NewReno(NewReno::new(initial_cwnd)),
+            CcSpec::Dctcp { g_ppm } => {
+                CongestionControl::Dctcp(Dctcp::new(initial_cwnd, g_ppm as f64 / 1e6))
+            }
         }
     }
     /// Congestion window in segments.
@@ -72,12 +96,14 @@ impl CongestionControl {
     pub fn cwnd(&self) -> f64 {
         match self {
             CongestionControl::NewReno(c) => c.cwnd,
+            CongestionControl::Dctcp(c) => c.reno.cwnd,
         }
     }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> f64 {
         match self {
             CongestionControl::NewReno(c) => c.ssthresh,
+            CongestionControl::Dctcp(c) => c.reno.ssthresh,
         }
     }
     /// New data acknowledged outside loss recovery.
@@ -85,31 +111,35 @@ impl CongestionControl {
     pub fn on_ack(&mut self, ack: &AckSample) {
         match self {
             CongestionControl::NewReno(c) => c.on_ack(ack),
+            CongestionControl::Dctcp(c) => c.on_ack(ack),
         }
     }
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
     pub fn on_congestion(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_congestion(flight),
+            CongestionControl::Dctcp(c) => c.reno.on_congestion(flight),
         }
     }
     /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
     pub fn on_recovery_exit(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_recovery_exit(flight),
+            CongestionControl::Dctcp(c) => c.reno.on_recovery_exit(flight),
         }
     }
     /// A retransmission timeout with `flight` segments outstanding.
     pub fn on_timeout(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_timeout(flight),
+            CongestionControl::Dctcp(c) => c.reno.on_timeout(flight),
         }
     }
     /// Pacing hook: the rate (bits per second) at which the sender spaces its segments, or
     /// `None` to send as the window allows. NewReno does not pace.
     pub fn pacing_rate(&self) -> Option<f64> {
         match self {
-            CongestionControl::NewReno(_) => None,
+            CongestionControl::NewReno(_) | CongestionControl::Dctcp(_) => None,
         }
     }
 }

@@ -67,6 +67,9 @@ mod tests {
             now: SimTime::ZERO,
             rtt: SimTime(1),
             abc_limit,
+            ece: false,
+            una: 0,
+            high: 0,
         }
     }
 

@@ -33,6 +33,8 @@ pub struct TcpReceiver {
     pending: u32,
     /// Send time echoed by the next ACK.
     echo_ps: u64,
+    /// Whether the last data segment arrived CE-marked (echoed as ECE, RFC 8257 §3.2).
+    ce: bool,
     timer_token: u32,
     /// Distinct segments received.
     pub delivered: u64,
@@ -52,6 +54,7 @@ impl TcpReceiver {
             acks_sent: 0,
             pending: 0,
             echo_ps: 0,
+            ce: false,
             timer_token: 0,
             delivered: 0,
             completed: None,
@@ -117,6 +120,13 @@ impl TcpReceiver {
     /// Accepts a segment; acknowledges it now or arms the delayed-ACK timer.
     pub fn on_data(&mut self, spec: &TcpSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
         let seq = data.seq;
+        let ce = data.ecn == crate::packet::Ecn::Ce;
+        if ce != self.ce && self.pending > 0 {
+            // RFC 8257 §3.2: the CE state changes while an ACK is delayed: acknowledge what
+            // came before at once, with the old state.
+            self.send_ack(spec, self.expected, out);
+        }
+        self.ce = ce;
         let had_gap = !self.ranges.is_empty();
         let (new, in_order) = self.store(seq);
         if new {
@@ -159,6 +169,7 @@ impl TcpReceiver {
             spec.header_bytes,
         );
         ack.sent_ps = self.echo_ps;
+        ack.set(Packet::ECN_ECHO, self.ce);
         if let Some((start, len)) = self.sack_block(seq) {
             ack.sack_start = start;
             ack.sack_len = len as u16;

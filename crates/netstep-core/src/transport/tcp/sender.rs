@@ -145,6 +145,9 @@ impl TcpSender {
                     now,
                     rtt,
                     abc_limit: spec.abc_limit,
+                    ece: ack.has(Packet::ECN_ECHO),
+                    una: a,
+                    high: self.high_sent,
                 });
             }
             if self.is_done() {
@@ -355,6 +358,9 @@ impl TcpSender {
             spec.segment_wire_bytes(self.ends.size, seq),
         );
         packet.sent_ps = now.0;
+        if spec.cc.ecn_capable() {
+            packet.ecn = crate::packet::Ecn::Ect0;
+        }
         out.packets.push(packet);
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
     }

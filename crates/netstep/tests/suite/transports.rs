@@ -1,0 +1,107 @@
+//! Congestion control beyond NewReno, against the published behaviour: DCTCP keeps the
+//! bottleneck queue around the marking threshold K at full utilisation and shares it fairly
+//! (Alizadeh et al. 2010, RFC 8257); NewReno on the same path fills the buffer.
+
+use netstep_core::engine::WindowMode;
+
+use crate::common::*;
+
+const DCTCP: &str = "scenarios/transports/dctcp.toml";
+
+/// Over 5-40 ms at the bottleneck (sl -> sr): utilisation, mean queue (bytes), Jain fairness
+/// of the two flows' delivered bytes, drops.
+fn dumbbell_steady_state(overrides: &[&str]) -> (f64, f64, f64, u64) {
+    let mut s = scenario_file(DCTCP, overrides);
+    s.model.record_deliveries = true;
+    let net = s.model.net.clone();
+    // Dumbbell left = right = 2: l0 0, l1 1, r0 2, r1 3, sl 4, sr 5.
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let (out, trace) = traced(&mut s);
+    let (from, to) = (5_000_000_000u64, 40_000_000_000u64);
+    let samples: Vec<_> = trace
+        .samples
+        .iter()
+        .filter(|q| q.port == bottleneck && (from..=to).contains(&q.time_ps))
+        .collect();
+    let (first, last) = (samples.first().unwrap(), samples.last().unwrap());
+    let utilisation = (last.tx_bytes - first.tx_bytes) as f64 * 8.0
+        / ((last.time_ps - first.time_ps) as f64 * 1e-12)
+        / 10e9;
+    let mean_queue =
+        samples.iter().map(|q| q.queue_bytes as f64).sum::<f64>() / samples.len() as f64;
+    let mut bytes = [0f64; 2];
+    for d in out
+        .deliveries
+        .iter()
+        .filter(|d| (from..to).contains(&d.arrived_ps))
+    {
+        bytes[d.flow as usize] += d.size_bytes as f64;
+    }
+    let jain = (bytes[0] + bytes[1]).powi(2) / (2.0 * (bytes[0].powi(2) + bytes[1].powi(2)));
+    (utilisation, mean_queue, jain, out.stats.drops)
+}
+
+#[test]
+fn dctcp_holds_the_queue_near_k_at_full_utilisation() {
+    let k = 30_000.0;
+    let (utilisation, queue, jain, drops) = dumbbell_steady_state(&[]);
+    println!(
+        "DCTCP: utilisation {utilisation:.4}, mean queue {queue:.0} B (K = {k}), Jain {jain:.4}, drops {drops}"
+    );
+    assert!(utilisation >= 0.95, "{utilisation}");
+    assert!((k / 2.0..=2.0 * k).contains(&queue), "{queue}");
+    assert!(jain >= 0.95, "{jain}");
+    assert_eq!(drops, 0);
+    // NewReno ignores the marks: it fills the 1 MB buffer and loses packets.
+    let (_, reno_queue, _, reno_drops) = dumbbell_steady_state(&["transport.cc=\"newreno\""]);
+    println!("NewReno: mean queue {reno_queue:.0} B, drops {reno_drops}");
+    assert!(reno_queue > 10.0 * k && reno_drops > 0);
+}
+
+#[test]
+fn dctcp_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        DCTCP,
+        &[
+            "traffic.0.flows.0.size=\"2MB\"",
+            "traffic.0.flows.1.size=\"2MB\"",
+            "transport.delayed_ack=\"20us\"",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "dctcp");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "dctcp, 4 threads",
+    );
+}
+
+#[test]
+fn dctcp_settings_are_checked() {
+    for (set, needle) in [
+        ("transport.dctcp_g=0.5", "applies to cc = \"dctcp\" only"),
+        ("transport.cc=\"dctcp\"", ""),
+    ] {
+        let overrides = if needle.is_empty() {
+            vec![set.to_string(), "transport.dctcp_g=0".to_string()]
+        } else {
+            vec!["transport.cc=\"newreno\"".to_string(), set.to_string()]
+        };
+        let err = netstep_scenario::load(
+            &repo().join(DCTCP),
+            &overrides,
+            &netstep_scenario::Limits::machine(),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{overrides:?} accepted"))
+        .to_string();
+        let needle = if needle.is_empty() {
+            "transport.dctcp_g: must be in (0, 1], got 0"
+        } else {
+            needle
+        };
+        assert!(err.contains(needle), "{overrides:?}: {err}");
+    }
+}
