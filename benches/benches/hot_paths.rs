@@ -27,6 +27,7 @@ fn entry(n: u32) -> Entry {
         ahead_bytes: 0,
         ahead_packets: 0,
         traced: false,
+        pfc: false,
     }
 }
 

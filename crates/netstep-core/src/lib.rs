@@ -12,6 +12,7 @@ pub mod flow;
 pub mod network;
 pub mod nic;
 pub mod packet;
+pub mod pfc;
 pub mod queue;
 pub mod rng;
 pub mod shaping;

@@ -178,6 +178,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             shared_buffer: None,
             balance: Default::default(),
             failures: None,
+            pfc: None,
         }
     });
     setup.model = Some(model);

@@ -136,6 +136,24 @@ pub struct SwitchFileConfig {
     /// Dynamic-threshold factor: a queue may grow while below `alpha` times the free shared
     /// buffer. Default 1. Example: `alpha = 0.5`.
     pub alpha: Option<f64>,
+    /// Priority flow control (IEEE 802.1Qbb). Example:
+    /// `pfc = { classes = [3], xoff = "40KB", xon = "20KB", headroom = "30KB" }`.
+    pub pfc: Option<PfcConfig>,
+}
+
+/// `[switch] pfc`: lossless classes and per-ingress thresholds.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    /// Lossless traffic classes (0-7). Example: `classes = [3]`.
+    pub classes: Vec<u8>,
+    /// Bytes of one class from one ingress port above which the upstream is paused.
+    pub xoff: String,
+    /// Bytes at or below which it is resumed (at most `xoff`).
+    pub xon: String,
+    /// Bytes the switch can still absorb per ingress port and class after XOFF (reported
+    /// when exceeded; lossless packets are never dropped). Default `"30KB"`.
+    pub headroom: Option<String>,
 }
 
 /// NIC socket scheduler.

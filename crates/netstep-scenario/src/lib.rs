@@ -339,6 +339,63 @@ fn balance(config: &config::RoutingConfig) -> Result<netstep_core::balance::Bala
     })
 }
 
+fn pfc(
+    config: &config::SwitchFileConfig,
+    net: &netstep_core::network::Network,
+) -> Result<Option<netstep_core::pfc::PfcSpec>, Invalid> {
+    let Some(pfc) = &config.pfc else {
+        return Ok(None);
+    };
+    let path = FieldPath::of(&["switch", "pfc"]);
+    let mut lossless = 0u8;
+    for (i, &class) in pfc.classes.iter().enumerate() {
+        if class > 7 {
+            return Err(Invalid::new(
+                path.key("classes").index(i),
+                format!("traffic classes are 0-7, got {class}"),
+            ));
+        }
+        lossless |= 1 << class;
+    }
+    if lossless == 0 {
+        return Err(Invalid::new(
+            path.key("classes"),
+            "name at least one lossless class, e.g. classes = [3]",
+        ));
+    }
+    let size = |field: &str, text: &str| {
+        netstep_core::units::parse_size(text).map_err(|e| Invalid::unit(path.key(field), e))
+    };
+    let xoff = size("xoff", &pfc.xoff)?;
+    let xon = size("xon", &pfc.xon)?;
+    if xoff.0 == 0 || xon > xoff {
+        return Err(Invalid::new(
+            path.key("xon"),
+            format!("need 0 < xoff and xon <= xoff, got xoff {xoff}, xon {xon}"),
+        ));
+    }
+    let headroom = size("headroom", pfc.headroom.as_deref().unwrap_or("30KB"))?;
+    if let Some(class) = net
+        .classes
+        .iter()
+        .find(|c| !netstep_core::queue::Queue::supports_pfc(&c.scheduler))
+    {
+        return Err(Invalid::new(
+            path.clone(),
+            format!(
+                "PFC pauses classes on fifo and strict_priority ports; a link runs {:?}",
+                class.scheduler.name()
+            ),
+        ));
+    }
+    Ok(Some(netstep_core::pfc::PfcSpec {
+        lossless,
+        xoff,
+        xon,
+        headroom,
+    }))
+}
+
 fn shared_buffer(
     config: &config::SwitchFileConfig,
 ) -> Result<Option<netstep_core::queue::SharedBuffer>, Invalid> {
@@ -556,6 +613,7 @@ fn build(
     model.nic = nic_config(&parsed.nic)?;
     model.shared_buffer = shared_buffer(&parsed.switch)?;
     model.balance = balance(&parsed.routing)?;
+    model.pfc = pfc(&parsed.switch, &model.net)?;
     if !failures.is_empty() {
         let net = &model.net;
         let list = failures

@@ -8,7 +8,8 @@
 //! - `run.parquet`: one row describing the run ([`RunRow`]);
 //! - optional `packet_hops.parquet` (one row per packet per egress queue) and
 //!   `queue_samples.parquet` (every sample interval, one row per used egress port), written by
-//!   the [`TraceWriter`] thread.
+//!   the [`TraceWriter`] thread;
+//! - `pfc_events.parquet` when PFC is on: every PAUSE and RESUME frame.
 //!
 //! Every file carries the schema version and run parameters in its Parquet key-value metadata,
 //! is written to a temporary name and renamed when complete.
@@ -19,8 +20,8 @@ mod traces;
 
 pub use tables::{FlowRow, LinkRow, RunRow, flows_batch, links_batch, links_schema, run_batch};
 pub use traces::{
-    BATCH_ROWS, TraceWriter, packet_hops_batch, packet_hops_schema, queue_samples_batch,
-    queue_samples_schema,
+    BATCH_ROWS, TraceWriter, packet_hops_batch, packet_hops_schema, pfc_events_batch,
+    pfc_events_schema, queue_samples_batch, queue_samples_schema,
 };
 
 use std::fs::File;

@@ -288,3 +288,37 @@ impl TraceSink for TraceWriter {
         }
     }
 }
+
+/// Schema of `pfc_events.parquet`: one row per PAUSE or RESUME frame a switch sent.
+pub fn pfc_events_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("time_ns", DataType::UInt64, false),
+        Field::new("time_ps", DataType::UInt64, false),
+        Field::new("node", DataType::UInt32, false),
+        Field::new("port", DataType::UInt32, false),
+        Field::new("class", DataType::UInt8, false),
+        Field::new("pause", DataType::Boolean, false),
+    ]))
+}
+
+/// Builds a `pfc_events` batch.
+pub fn pfc_events_batch(rows: &[netstep_core::pfc::PfcEvent]) -> Result<RecordBatch, ArrowError> {
+    let n = rows.len();
+    let mut class = UInt8Builder::with_capacity(n);
+    let mut pause = BooleanBuilder::with_capacity(n);
+    for r in rows {
+        class.append_value(r.class);
+        pause.append_value(r.pause);
+    }
+    RecordBatch::try_new(
+        pfc_events_schema(),
+        vec![
+            u64_column(rows, |r| ns(r.time_ps)),
+            u64_column(rows, |r| r.time_ps),
+            u32_column(rows, |r| r.node),
+            u32_column(rows, |r| r.port),
+            Arc::new(class.finish()),
+            Arc::new(pause.finish()),
+        ],
+    )
+}

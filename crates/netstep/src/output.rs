@@ -23,12 +23,13 @@ pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
 
 /// Every file a run folder may hold: the tables netstep writes. A folder holding anything else
 /// is not a netstep run and is never replaced or deleted.
-pub const RUN_FILES: [&str; 5] = [
+pub const RUN_FILES: [&str; 6] = [
     "flows.parquet",
     "links.parquet",
     "run.parquet",
     "packet_hops.parquet",
     "queue_samples.parquet",
+    "pfc_events.parquet",
 ];
 
 /// A run folder being written.
@@ -417,6 +418,13 @@ pub fn write(
         writer.write(&links_batch(&rows)?)?;
     }
     writer.finish()?;
+    if scenario.model.pfc.is_some() {
+        write_table(
+            &staging.dir.join("pfc_events.parquet"),
+            &netstep_trace::pfc_events_batch(&output.pfc_events)?,
+            &kv,
+        )?;
+    }
     write_table(
         &staging.dir.join("run.parquet"),
         &run_batch(&tables.run)?,

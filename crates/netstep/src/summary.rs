@@ -57,6 +57,32 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
 
 /// The summary text.
 pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
+    let mut text = render_main(scenario, tables, output, wall);
+    if scenario.model.pfc.is_some() {
+        let pauses = output.pfc_events.iter().filter(|e| e.pause).count();
+        text.push_str(&format!(
+            "\npfc            {pauses} PAUSE, {} RESUME frames (pfc_events.parquet)",
+            output.pfc_events.len() - pauses
+        ));
+        if output.pfc_headroom_exceeded > 0 {
+            text.push_str(&format!(
+                "\nwarning        PFC headroom exceeded by {} lossless arrivals (headroom smaller than the link round trip needs)",
+                output.pfc_headroom_exceeded
+            ));
+        }
+        if let Some(cycle) = &output.pfc_deadlock {
+            let names: Vec<String> = cycle.iter().map(|n| format!("node {n}")).collect();
+            text.push_str(&format!(
+                "\nwarning        PFC deadlock: cyclic pause {} -> {}; packets still wait on paused ports",
+                names.join(" -> "),
+                names[0]
+            ));
+        }
+    }
+    text
+}
+
+fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
     let mut slowdowns: Vec<f64> = tables.flows.iter().filter_map(|f| f.slowdown).collect();
     slowdowns.sort_by(f64::total_cmp);
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));

@@ -61,6 +61,8 @@ pub struct Model {
     pub balance: crate::balance::BalanceSpec,
     /// Links that go down (and up) during the run, with each epoch's routing.
     pub failures: Option<Box<crate::failure::FailureSchedule>>,
+    /// Priority flow control on every switch (`None`: every class is lossy).
+    pub pfc: Option<crate::pfc::PfcSpec>,
 }
 
 impl Model {
@@ -83,12 +85,18 @@ impl Model {
 
     /// Smallest packet any flow sends (bytes), for the lookahead.
     pub fn min_packet(&self) -> Bytes {
-        self.flows
+        let smallest = self
+            .flows
             .flows
             .iter()
             .map(|f| f.transport.min_packet(f.size))
             .min()
-            .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000))
+            .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000));
+        match self.pfc {
+            // PAUSE frames cross links too.
+            Some(_) => smallest.min(Bytes(crate::pfc::FRAME_BYTES as u64)),
+            None => smallest,
+        }
     }
 
     /// The lookahead: smallest propagation + serialization of the smallest packet over all
@@ -188,6 +196,13 @@ pub struct RunOutput {
     pub stats: RunStats,
     /// Delivered data packets, sorted, when the model asked for them.
     pub deliveries: Vec<Delivery>,
+    /// PFC: every PAUSE and RESUME frame sent, sorted by time, node, port.
+    pub pfc_events: Vec<crate::pfc::PfcEvent>,
+    /// PFC: lossless arrivals beyond `xoff + headroom` (the headroom was too small).
+    pub pfc_headroom_exceeded: u64,
+    /// PFC: a cycle of nodes whose ports towards the next one were still paused with
+    /// packets waiting when the run ended (a deadlock), if any.
+    pub pfc_deadlock: Option<Vec<u32>>,
 }
 
 /// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
@@ -213,6 +228,9 @@ pub(crate) fn collect_output<'a>(
     let mut ports = BTreeMap::new();
     let mut counters = NodeCounters::default();
     let mut deliveries = Vec::new();
+    let mut pfc_events = Vec::new();
+    let mut pfc_headroom_exceeded = 0;
+    let mut stuck = Vec::new();
     let mut by_node: Vec<&NodeState> = states.collect();
     by_node.sort_by_key(|s| s.node);
     for state in &by_node {
@@ -221,6 +239,15 @@ pub(crate) fn collect_output<'a>(
         counters.drops += state.counters.drops;
         counters.misrouted += state.counters.misrouted;
         deliveries.extend_from_slice(&state.deliveries);
+        pfc_events.extend_from_slice(&state.pfc_events);
+        pfc_headroom_exceeded += state.pfc.as_ref().map_or(0, |p| p.headroom_exceeded);
+        for (local, port) in state.ports.iter().enumerate() {
+            if port.paused != 0 && port.queue_len() > 0 {
+                let peer =
+                    model.net.port_peer[model.net.port_id(state.node, local as u32) as usize];
+                stuck.push((state.node, peer));
+            }
+        }
         for (&flow, &count) in &state.flow_drops {
             flows[flow as usize].packets_dropped += count;
         }
@@ -260,11 +287,15 @@ pub(crate) fn collect_output<'a>(
     stats.drops = counters.drops;
     stats.misrouted = counters.misrouted;
     deliveries.sort_unstable();
+    pfc_events.sort_unstable();
     RunOutput {
         flows,
         ports: ports.into_values().collect(),
         stats,
         deliveries,
+        pfc_events,
+        pfc_headroom_exceeded,
+        pfc_deadlock: crate::pfc::find_deadlock(&stuck),
     }
 }
 

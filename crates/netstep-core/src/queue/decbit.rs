@@ -89,6 +89,10 @@ impl DecBit {
     pub fn len(&self) -> usize {
         self.fifo.len()
     }
+    /// Traffic class of the head entry.
+    pub fn head_class(&self) -> Option<u8> {
+        self.fifo.head_class()
+    }
     /// True when nothing waits.
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty()
@@ -121,6 +125,7 @@ mod tests {
             ahead_bytes: 0,
             ahead_packets: 0,
             traced: false,
+            pfc: false,
         };
         q.enqueue(entry, &mut ctx) == Admission::AcceptedMarked
     }

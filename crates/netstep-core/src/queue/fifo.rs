@@ -52,6 +52,10 @@ impl FifoQueue {
     pub fn len(&self) -> usize {
         self.entries.len()
     }
+    /// Traffic class of the head entry.
+    pub fn head_class(&self) -> Option<u8> {
+        self.entries.front().map(|e| e.packet.class())
+    }
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -77,6 +81,7 @@ mod tests {
             ahead_bytes: 0,
             ahead_packets: 0,
             traced: false,
+            pfc: false,
         }
     }
 

@@ -66,6 +66,8 @@ pub struct Entry {
     pub ahead_packets: u32,
     /// Whether its hop is recorded in the packet trace.
     pub traced: bool,
+    /// Whether the switch's PFC ingress accounting counts it (released when it is sent).
+    pub pfc: bool,
 }
 
 /// What a queue did with an offered entry.
@@ -281,6 +283,28 @@ impl Queue {
             }
         }
     }
+    /// Takes the next entry whose class is not in `paused` (PFC): a single-queue discipline
+    /// blocks while its head's class is paused (as one hardware queue does), strict priority
+    /// skips paused classes; the other disciplines are refused with PFC when a scenario is
+    /// loaded and send nothing while any class is paused.
+    pub fn dequeue_unpaused(&mut self, ctx: &mut QueueCtx<'_>, paused: u8) -> Option<Entry> {
+        if paused == 0 {
+            return self.dequeue(ctx);
+        }
+        let blocked = |class: Option<u8>| class.is_some_and(|c| paused & (1 << c) != 0);
+        match self {
+            Queue::Fifo(q) if !blocked(q.head_class()) => q.dequeue(ctx),
+            Queue::Red(q) if !blocked(q.head_class()) => q.dequeue(ctx),
+            Queue::EcnStep(q) if !blocked(q.head_class()) => q.dequeue(ctx),
+            Queue::DecBit(q) if !blocked(q.head_class()) => q.dequeue(ctx),
+            Queue::StrictPriority(q) => q.dequeue_skipping(paused),
+            _ => None,
+        }
+    }
+    /// Whether PFC can pause classes of this discipline.
+    pub const fn supports_pfc(spec: &SchedulerSpec) -> bool {
+        matches!(spec, SchedulerSpec::Fifo | SchedulerSpec::StrictPriority)
+    }
     /// Takes the next entry to transmit.
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
@@ -352,6 +376,7 @@ pub(crate) mod tests {
             ahead_bytes: 0,
             ahead_packets: 0,
             traced: false,
+            pfc: false,
         }
     }
 

@@ -141,6 +141,10 @@ impl Red {
     pub fn len(&self) -> usize {
         self.fifo.len()
     }
+    /// Traffic class of the head entry.
+    pub fn head_class(&self) -> Option<u8> {
+        self.fifo.head_class()
+    }
     /// True when nothing waits.
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty()

@@ -26,6 +26,13 @@ impl StrictPriority {
             .find(|&c| self.classes.class_len(c) > 0)?;
         self.classes.pop(class)
     }
+    /// The head of the highest non-empty class not in `paused` (PFC).
+    pub fn dequeue_skipping(&mut self, paused: u8) -> Option<Entry> {
+        let class = (0..CLASSES)
+            .rev()
+            .find(|&c| paused & (1 << c) == 0 && self.classes.class_len(c) > 0)?;
+        self.classes.pop(class)
+    }
     /// Packets waiting.
     pub fn len(&self) -> usize {
         self.classes.len()

@@ -78,6 +78,11 @@ pub fn assert_same_simulation(a: &RunOutput, b: &RunOutput, what: &str) {
         "{what}: packet-hops differ"
     );
     assert_eq!(a.stats.drops, b.stats.drops, "{what}: drops differ");
+    assert_eq!(a.pfc_events, b.pfc_events, "{what}: PFC frames differ");
+    assert_eq!(
+        a.pfc_deadlock, b.pfc_deadlock,
+        "{what}: PFC deadlock differs"
+    );
     assert_eq!(
         a.stats.last_event, b.stats.last_event,
         "{what}: end times differ"

@@ -80,11 +80,12 @@ flows = [{ src = "a", dst = "b", size = "5KB", path = ["a", "s", "b"] }]
 ];
 
 /// Keys the overrides target (array indices included).
-const KEYS: [&str; 66] = [
+const KEYS: [&str; 67] = [
     "topology.links.scheduler",
     "topology.fabric_links.aqm",
     "switch.shared_buffer",
     "switch.alpha",
+    "switch.pfc",
     "routing.mode",
     "transport.cc",
     "transport.dctcp_g",
@@ -150,7 +151,8 @@ const KEYS: [&str; 66] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 59] = [
+const VALUES: [&str; 60] = [
+    "{ classes = [0], xoff = \"1B\", xon = \"0B\", headroom = \"0B\" }",
     "\"dctcp\"",
     "{ rate = \"1bps\", delay = \"0s\", buffer = \"0B\" }",
     "{ kind = \"decbit\" }",

@@ -12,6 +12,7 @@ mod fuzz;
 mod golden;
 mod ground_truth;
 mod load_balancing;
+mod pfc;
 mod properties;
 mod queueing;
 mod shaping;

@@ -67,6 +67,10 @@ pub struct NodeState {
     pub hop_records: Vec<HopRecord>,
     /// Time of the last event that did something (not a stale or cancelled timer).
     pub last_useful: SimTime,
+    /// PFC ingress accounting of a switch (allocated on its first lossless packet).
+    pub pfc: Option<Box<crate::pfc::PfcIngress>>,
+    /// PAUSE and RESUME frames this node sent.
+    pub pfc_events: Vec<crate::pfc::PfcEvent>,
     /// Load-balancing state of a switch (stateful modes only, allocated on first use).
     pub balance: Option<Box<crate::balance::BalanceState>>,
     /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
@@ -116,6 +120,8 @@ impl NodeState {
             last_useful: SimTime::ZERO,
             overflow: None,
             balance: None,
+            pfc: None,
+            pfc_events: Vec::new(),
             out: TransportOut::default(),
         }
     }
@@ -159,6 +165,10 @@ impl NodeState {
                 if self.is_host(model) {
                     self.fill_nic(now, model, sink);
                 }
+                true
+            }
+            EventKind::Arrive(packet) if packet.kind == crate::packet::PacketKind::Pause => {
+                self.pfc_frame(&packet, now, model, sink);
                 true
             }
             EventKind::Arrive(packet) => {

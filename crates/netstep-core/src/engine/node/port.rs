@@ -15,7 +15,8 @@ use super::link::lost_on_wire;
 use crate::engine::Model;
 use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use crate::engine::trace::DropReason as TraceDrop;
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind};
+use crate::pfc::{FRAME_BYTES, FrameRequest, PfcEvent, PfcIngress};
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::shaping::{Color, TokenBucket, TokenBucketSpec, TrTcm};
@@ -36,6 +37,8 @@ pub struct PortState {
     pub tx_bytes: u64,
     /// A `PortReady` event is pending.
     pub wake_pending: bool,
+    /// Classes paused by the downstream node's PFC (bit `c` for class `c`).
+    pub paused: u8,
     /// The queue element and the rarely used counters.
     pub cold: Option<Box<PortCold>>,
 }
@@ -67,6 +70,8 @@ pub struct PortCold {
     policer: Option<TrTcm>,
     /// Packets the policer colored yellow (forwarded).
     pub yellow: u64,
+    /// PFC frames waiting to be sent ahead of the queue.
+    control: std::collections::VecDeque<Entry>,
 }
 
 impl PortCold {
@@ -112,6 +117,10 @@ impl PortState {
     pub fn max_queue_bytes(&self) -> u64 {
         self.cold.as_ref().map_or(0, |c| c.max_queue_bytes)
     }
+    /// Whether PFC frames wait to be sent.
+    pub fn has_control(&self) -> bool {
+        self.cold.as_ref().is_some_and(|c| !c.control.is_empty())
+    }
     /// Whether the shaper holds a packet (waiting for tokens).
     pub fn held(&self) -> bool {
         self.cold.as_ref().is_some_and(|c| c.held.is_some())
@@ -143,6 +152,7 @@ impl NodeState {
         if idle
             && port.queue_len() == 0
             && model.net.empty_passes_through(global)
+            && port.paused & (1 << packet.class()) == 0
             && !(self.host && model.nic.shaper.is_some())
         {
             // The transmitter is idle, nothing waits and the port's discipline hands a packet
@@ -154,6 +164,7 @@ impl NodeState {
                 arrived_ps: now.0,
                 ahead_bytes: 0,
                 ahead_packets: 0,
+                pfc: false,
             };
             self.start_transmission(local, global, entry, now, model, sink);
             return true;
@@ -173,7 +184,12 @@ impl NodeState {
         model: &Model,
         sink: &mut impl EventSink,
     ) -> bool {
-        let limit = if self.is_host(model) {
+        let lossless = !self.host
+            && packet.ingress != Packet::NO_INGRESS
+            && model.pfc.is_some_and(|p| p.is_lossless(packet.class()));
+        let limit = if self.is_host(model) || lossless {
+            // Hosts: the NIC admitted it. Lossless classes: never dropped (PFC pauses the
+            // upstream instead).
             HOST_QUEUE_LIMIT
         } else {
             let own = model.net.class_of(global).buffer;
@@ -192,7 +208,16 @@ impl NodeState {
             ahead_bytes: port.queue_bytes(),
             ahead_packets: port.queue_len() as u32,
             traced,
+            pfc: lossless,
         };
+        let (offered_id, offered_kind, ingress, offered_class, size) = (
+            entry.packet.id(),
+            entry.packet.kind,
+            entry.packet.ingress,
+            entry.packet.class(),
+            entry.packet.size_bytes,
+        );
+        let paused = port.paused;
         let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
         if let Some(spec) = &class.policer
             && !self.host
@@ -214,9 +239,12 @@ impl NodeState {
             rate: model.net.class_of(global).rate,
             rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
-        let (admission, now_sending) = if idle {
+        let (admission, mut now_sending) = if idle && paused == 0 {
             // The transmitter is idle: the queue decides and picks what goes now.
             cold.queue.enqueue_for_idle(entry, &mut ctx)
+        } else if idle {
+            let admission = cold.queue.enqueue(entry, &mut ctx);
+            (admission, cold.queue.dequeue_unpaused(&mut ctx, paused))
         } else {
             (cold.queue.enqueue(entry, &mut ctx), None)
         };
@@ -237,6 +265,15 @@ impl NodeState {
                 true
             }
         };
+        if accepted && lossless {
+            match now_sending.as_mut() {
+                // It leaves at once: it never waited, so it is not counted.
+                Some(e) if e.packet.id() == offered_id && e.packet.kind == offered_kind => {
+                    e.pfc = false;
+                }
+                _ => self.pfc_arrived(ingress, offered_class, size, now, model, sink),
+            }
+        }
         if let Some(next) = now_sending {
             self.send_or_hold(local, global, next, now, model, sink);
             self.wake_if_waiting(local, now, sink);
@@ -266,7 +303,7 @@ impl NodeState {
     /// Keeps one `PortReady` pending while packets wait behind a busy transmitter.
     fn wake_if_waiting(&mut self, local: u32, now: SimTime, sink: &mut impl EventSink) {
         let port = &mut self.ports[local as usize];
-        if !port.wake_pending && port.queue_len() > 0 {
+        if !port.wake_pending && (port.queue_len() > 0 || port.has_control()) {
             port.wake_pending = true;
             let at = port.busy_until;
             self.schedule_local(
@@ -297,6 +334,12 @@ impl NodeState {
         let Some(cold) = port.cold.as_mut() else {
             return;
         };
+        if let Some(frame) = cold.control.pop_front() {
+            // PFC frames go ahead of everything waiting.
+            self.start_transmission(local, global, frame, now, model, sink);
+            self.wake_if_waiting(local, now, sink);
+            return;
+        }
         if let Some(held) = cold.held.take() {
             // The shaper's wake-up: the held packet conforms now.
             self.send_or_hold(local, global, held, now, model, sink);
@@ -309,7 +352,8 @@ impl NodeState {
             rate: model.net.class_of(global).rate,
             rng: LazyStream::new(&mut cold.queue_rng, model.seed, STREAM_QUEUE, global as u64),
         };
-        let Some(next) = cold.queue.dequeue(&mut ctx) else {
+        let paused = port.paused;
+        let Some(next) = cold.queue.dequeue_unpaused(&mut ctx, paused) else {
             return;
         };
         self.send_or_hold(local, global, next, now, model, sink);
@@ -429,6 +473,10 @@ impl NodeState {
         if self.is_host(model) {
             self.nic_left(&entry.packet, model);
         }
+        if entry.pfc {
+            let p = &entry.packet;
+            self.pfc_left(p.ingress, p.class(), p.size_bytes, now, model, sink);
+        }
         let class = model.net.class_of(global);
         let serialization = model.net.serialization(global, entry.packet.size_bytes);
         let done = now + serialization;
@@ -450,7 +498,9 @@ impl NodeState {
         if lost {
             port.cold.get_or_insert_with(|| PortCold::new(class)).lost += 1;
             self.counters.drops += 1;
-            *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
+            if entry.packet.kind != PacketKind::Pause {
+                *self.flow_drops.entry(entry.packet.flow).or_insert(0) += 1;
+            }
             let reason = if down {
                 TraceDrop::LinkDown
             } else {
@@ -475,5 +525,118 @@ impl NodeState {
                 kind: EventKind::Arrive(packet),
             },
         );
+    }
+
+    /// A lossless packet from local ingress port `ingress` was queued here (switch).
+    #[allow(clippy::too_many_arguments)]
+    fn pfc_arrived(
+        &mut self,
+        ingress: u16,
+        class: u8,
+        size: u32,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        let Some(spec) = &model.pfc else { return };
+        let degree = self.ports.len() as u32;
+        let ing = self
+            .pfc
+            .get_or_insert_with(|| Box::new(PfcIngress::new(degree)));
+        if ing.arrived(spec, ingress, class, size) == Some(FrameRequest::Pause) {
+            self.send_frame(ingress as u32, class, true, now, model, sink);
+        }
+    }
+
+    /// A counted lossless packet from `ingress` leaves this switch.
+    fn pfc_left(
+        &mut self,
+        ingress: u16,
+        class: u8,
+        size: u32,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        let (Some(spec), Some(ing)) = (&model.pfc, self.pfc.as_mut()) else {
+            return;
+        };
+        if ing.left(spec, ingress, class, size) == Some(FrameRequest::Resume) {
+            self.send_frame(ingress as u32, class, false, now, model, sink);
+        }
+    }
+
+    /// Sends a PAUSE (or RESUME) frame for `class` on local port `local`, ahead of the queue.
+    fn send_frame(
+        &mut self,
+        local: u32,
+        class: u8,
+        pause: bool,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        let global = model.net.port_id(self.node, local);
+        self.pfc_events.push(PfcEvent {
+            time_ps: now.0,
+            node: self.node,
+            port: global,
+            class,
+            pause,
+        });
+        let peer = model.net.port_peer[global as usize];
+        let mut packet = Packet::new(
+            PacketKind::Pause,
+            u32::MAX,
+            0,
+            pause as u32,
+            peer,
+            FRAME_BYTES,
+        );
+        packet.set_class(class);
+        let frame = Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes: 0,
+            ahead_packets: 0,
+            traced: false,
+            pfc: false,
+        };
+        let port = &mut self.ports[local as usize];
+        if port.busy_until <= now && !port.wake_pending {
+            self.start_transmission(local, global, frame, now, model, sink);
+            return;
+        }
+        let class_spec = model.net.class_of(global);
+        port.cold
+            .get_or_insert_with(|| PortCold::new(class_spec))
+            .control
+            .push_back(frame);
+        self.wake_if_waiting(local, now, sink);
+    }
+
+    /// A PAUSE or RESUME frame arrived (on the link of local port `packet.ingress`): pause or
+    /// resume that class on the port towards its sender.
+    pub(super) fn pfc_frame(
+        &mut self,
+        packet: &Packet,
+        now: SimTime,
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) {
+        let local = packet.ingress as u32;
+        let bit = 1u8 << packet.class();
+        let port = &mut self.ports[local as usize];
+        if packet.seq == 1 {
+            port.paused |= bit;
+            return;
+        }
+        port.paused &= !bit;
+        if port.busy_until <= now && !port.wake_pending && port.queue_len() > 0 {
+            self.port_ready(local, now, model, sink);
+        }
+        if self.is_host(model) {
+            self.fill_nic(now, model, sink);
+        }
     }
 }
