@@ -210,13 +210,10 @@ impl NodeState {
             traced,
             pfc: lossless,
         };
-        let (offered_id, offered_kind, ingress, offered_class, size) = (
-            entry.packet.id(),
-            entry.packet.kind,
-            entry.packet.ingress,
-            entry.packet.class(),
-            entry.packet.size_bytes,
-        );
+        let pfc_info = lossless.then(|| {
+            let p = &entry.packet;
+            (p.id(), p.kind, p.ingress, p.class(), p.size_bytes)
+        });
         let paused = port.paused;
         let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
         if let Some(spec) = &class.policer
@@ -265,13 +262,11 @@ impl NodeState {
                 true
             }
         };
-        if accepted && lossless {
+        if accepted && let Some((id, kind, ingress, class, size)) = pfc_info {
             match now_sending.as_mut() {
                 // It leaves at once: it never waited, so it is not counted.
-                Some(e) if e.packet.id() == offered_id && e.packet.kind == offered_kind => {
-                    e.pfc = false;
-                }
-                _ => self.pfc_arrived(ingress, offered_class, size, now, model, sink),
+                Some(e) if e.packet.id() == id && e.packet.kind == kind => e.pfc = false,
+                _ => self.pfc_arrived(ingress, class, size, now, model, sink),
             }
         }
         if let Some(next) = now_sending {
