@@ -10,9 +10,13 @@ use netstep_benches::load_scenario;
 use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::{EngineConfig, WindowMode};
 use netstep_core::network::{Network, ecmp_hash};
+use netstep_core::packet::Ecn;
 use netstep_core::packet::{Packet, PacketKind};
-use netstep_core::queue::{Admission, Entry, FifoQueue, Queue, QueueCtx, SchedulerSpec};
+use netstep_core::queue::{
+    Admission, AqmSpec, Entry, FifoQueue, Queue, QueueCtx, RedSpec, SchedulerSpec,
+};
 use netstep_core::rng::LazyStream;
+use netstep_core::shaping::{TokenBucket, TokenBucketSpec, TrTcm, TrTcmSpec};
 use netstep_core::topology::{FatTree, LinkClass, fat_tree};
 use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
@@ -97,6 +101,84 @@ fn queue(c: &mut Criterion) {
             })
         });
     }
+    // Each AQM on a FIFO with 32 ECN-capable packets waiting (RED and step mark above their
+    // thresholds: every packet takes the marking path), one in, one out.
+    for (name, aqm) in [
+        (
+            "red",
+            AqmSpec::Red(RedSpec {
+                min_bytes: 3_000,
+                max_bytes: 300_000,
+                max_p_ppm: 100_000,
+                weight_ppm: 2_000,
+                ecn: true,
+            }),
+        ),
+        ("step", AqmSpec::Step { k_bytes: 3_000 }),
+        ("decbit", AqmSpec::DecBit),
+    ] {
+        group.bench_function(format!("{name}_enqueue_dequeue"), |b| {
+            let mut q = Queue::for_port(&SchedulerSpec::Fifo, &aqm);
+            let mut slot = None;
+            let mut ctx = QueueCtx {
+                now: SimTime::ZERO,
+                limit: BufferSize::Bytes(Bytes(1_000_000)),
+                rate: BitsPerSec(10_000_000_000),
+                rng: LazyStream::new(&mut slot, 1, 0, 0),
+            };
+            let ect = |n: u32| {
+                let mut e = entry(n);
+                e.packet.ecn = Ecn::Ect0;
+                e
+            };
+            for n in 0..32 {
+                q.enqueue(ect(n), &mut ctx);
+            }
+            let mut n = 32;
+            b.iter(|| {
+                ctx.now = SimTime(ctx.now.0 + 1_200_000);
+                black_box(q.enqueue(black_box(ect(n)), &mut ctx));
+                n = n.wrapping_add(1);
+                black_box(q.dequeue(&mut ctx))
+            })
+        });
+    }
+    group.finish();
+}
+
+fn shaping(c: &mut Criterion) {
+    let mut group = c.benchmark_group("shaping");
+    group.throughput(Throughput::Elements(1));
+    // A token bucket at 1 Gb/s fed 1500 B packets every 12 us: each conforms when it asks.
+    let tb = TokenBucketSpec {
+        rate: BitsPerSec(1_000_000_000),
+        burst: Bytes(15_000),
+    };
+    group.bench_function("token_bucket_ready_take", |b| {
+        let mut bucket = TokenBucket::new(&tb);
+        let mut now = SimTime::ZERO;
+        b.iter(|| {
+            now = SimTime(now.0 + 12_000_000);
+            let at = bucket.ready_at(&tb, black_box(now), 1500);
+            bucket.take(&tb, at, 1500);
+            black_box(at)
+        })
+    });
+    // trTCM metering a 4 Gb/s stream against CIR 1 Gb/s, PIR 2 Gb/s (all three colors).
+    let spec = TrTcmSpec {
+        cir: BitsPerSec(1_000_000_000),
+        cbs: Bytes(15_000),
+        pir: BitsPerSec(2_000_000_000),
+        pbs: Bytes(15_000),
+    };
+    group.bench_function("trtcm_meter", |b| {
+        let mut meter = TrTcm::new(&spec);
+        let mut now = SimTime::ZERO;
+        b.iter(|| {
+            now = SimTime(now.0 + 2_000_000);
+            black_box(meter.meter(&spec, black_box(now), 1000))
+        })
+    });
     group.finish();
 }
 
@@ -225,5 +307,5 @@ fn layout(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, queue, forwarding, window_step, layout);
+criterion_group!(benches, queue, shaping, forwarding, window_step, layout);
 criterion_main!(benches);
