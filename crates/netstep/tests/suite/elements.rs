@@ -240,18 +240,11 @@ fn fair_queueing_protects_well_behaved_sources_from_an_ill_behaved_one() {
     );
 }
 
-/// The overloaded bottleneck of drr-shares as a FIFO with an AQM, ECN-capable sources.
+/// The overloaded FIFO bottleneck of red-ecn.toml with the AQM `aqm`, ECN-capable sources.
 fn aqm_scenario(aqm: &str) -> netstep_scenario::Scenario {
     scenario_file(
-        "scenarios/elements/drr-shares.toml",
-        &[
-            "simulation.duration=\"5ms\"",
-            "topology.fabric_links.scheduler={ kind = \"fifo\" }",
-            &format!("topology.fabric_links.aqm={aqm}"),
-            "traffic.0.transport.ecn=true",
-            "traffic.1.transport.ecn=true",
-            "traffic.2.transport.ecn=true",
-        ],
+        "scenarios/elements/red-ecn.toml",
+        &[&format!("topology.fabric_links.aqm={aqm}")],
     )
 }
 
@@ -311,6 +304,7 @@ fn red_marks_ecn_capable_packets_and_drops_the_others() {
         .iter()
         .filter(|h| h.drop == Some(netstep_core::engine::trace::DropReason::Early))
         .count();
+    println!("RED: {marks} marked, {early} dropped early");
     assert!(marks > 100, "ECN-capable traffic is marked: {marks}");
     assert_eq!(
         early, 0,
@@ -318,11 +312,11 @@ fn red_marks_ecn_capable_packets_and_drops_the_others() {
     );
     // Without ECT the same RED drops early instead.
     let mut s = scenario_file(
-        "scenarios/elements/drr-shares.toml",
+        "scenarios/elements/red-ecn.toml",
         &[
-            "simulation.duration=\"5ms\"",
-            "topology.fabric_links.scheduler={ kind = \"fifo\" }",
-            &format!("topology.fabric_links.aqm={red}"),
+            "traffic.0.transport.ecn=false",
+            "traffic.1.transport.ecn=false",
+            "traffic.2.transport.ecn=false",
         ],
     );
     let (_, trace) = traced(&mut s);
