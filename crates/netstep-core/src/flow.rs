@@ -271,6 +271,8 @@ pub struct FlowOutcome {
     pub packets_delivered: u64,
     /// Packets of this flow (data or ACK) dropped anywhere.
     pub packets_dropped: u64,
+    /// Times a queue marked one of its packets (ECN CE or DECbit), over all hops.
+    pub ecn_marks: u64,
     /// Data packets sent again.
     pub retransmits: u64,
     /// Fast retransmits (entries into fast recovery).

@@ -45,6 +45,8 @@ pub struct FlowRow {
     pub packets_delivered: u64,
     /// Packets (data or ACK) dropped.
     pub packets_dropped: u64,
+    /// Packets marked (ECN CE or DECbit) at any hop.
+    pub ecn_marks: u64,
     /// Retransmitted data packets.
     pub retransmits: u64,
     /// Retransmission timeouts.
@@ -71,6 +73,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("packets_sent", DataType::UInt64, false),
         Field::new("packets_delivered", DataType::UInt64, false),
         Field::new("packets_dropped", DataType::UInt64, false),
+        Field::new("ecn_marks", DataType::UInt64, false),
         Field::new("retransmits", DataType::UInt64, false),
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
@@ -106,6 +109,7 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.packets_sent),
             u64col(|r| r.packets_delivered),
             u64col(|r| r.packets_dropped),
+            u64col(|r| r.ecn_marks),
             u64col(|r| r.retransmits),
             u64col(|r| r.timeouts),
             Arc::new(completed.finish()),

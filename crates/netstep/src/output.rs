@@ -261,6 +261,7 @@ impl Tables {
                     packets_sent: r.packets_sent,
                     packets_delivered: r.packets_delivered,
                     packets_dropped: r.packets_dropped,
+                    ecn_marks: r.ecn_marks,
                     retransmits: r.retransmits,
                     timeouts: r.timeouts,
                     fail_reason: r.failure.map(|f| f.name()),

@@ -218,6 +218,7 @@ pub(crate) fn collect_output<'a>(
             packets_sent: 0,
             packets_delivered: 0,
             packets_dropped: 0,
+            ecn_marks: 0,
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
@@ -250,6 +251,9 @@ pub(crate) fn collect_output<'a>(
         }
         for (&flow, &count) in &state.flow_drops {
             flows[flow as usize].packets_dropped += count;
+        }
+        for (&flow, &count) in &state.flow_marks {
+            flows[flow as usize].ecn_marks += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
             if port.is_used() {

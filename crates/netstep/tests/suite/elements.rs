@@ -463,6 +463,9 @@ fn every_element_together_is_exact_and_thread_invariant() {
         |f: fn(&netstep_core::engine::PortOutcome) -> u64| out.ports.iter().map(f).sum::<u64>();
     assert!(sum(|p| p.drops) > 0 && sum(|p| p.lost) > 0);
     assert!(sum(|p| p.yellow) > 0 && sum(|p| p.ecn_marks) > 0);
+    // Every mark is counted once per port and once per flow (flows.ecn_marks).
+    let flow_marks: u64 = out.flows.iter().map(|f| f.ecn_marks).sum();
+    assert_eq!(flow_marks, sum(|p| p.ecn_marks));
     let variants: &[&[&str]] = &[
         &[],
         &["topology.fabric_links.scheduler={ kind = \"strict_priority\" }"],

@@ -161,30 +161,9 @@ fn torus_settings_are_checked() {
     }
 }
 
-/// Hosts a and b behind switches s1 and s2; the s1 - s2 link is 1 Gb/s from s1 to s2 and
-/// 10 Gb/s back, with a 20 KB buffer one way and 1 MB the other.
-const ASYMMETRIC: &str = r#"
-[simulation]
-seed = 1
-[topology]
-kind = "custom"
-hosts = ["a", "b"]
-switches = ["s1", "s2"]
-defaults = { rate = "10Gbps", delay = "1us", buffer = "1MB" }
-links = [
-  { a = "a", b = "s1" },
-  { a = "s1", b = "s2", a_to_b = { rate = "1Gbps", buffer = "20KB" }, b_to_a = { delay = "5us" } },
-  { a = "s2", b = "b" },
-]
-[[traffic]]
-kind = "flows"
-transport = { kind = "open_loop", packet_size = "1000B", rate = "5Gbps" }
-flows = [{ src = "a", dst = "b", packets = 100 }, { src = "b", dst = "a", packets = 100 }]
-"#;
-
 #[test]
 fn each_direction_of_a_link_has_its_own_parameters() {
-    let s = scenario(ASYMMETRIC, &[]);
+    let s = scenario_file("scenarios/elements/asymmetric-link.toml", &[]);
     let net = &s.model.net;
     // Nodes: a 0, b 1, s1 2, s2 3.
     let forward = net.port_id(2, net.port_towards(2, 3).unwrap());

@@ -59,6 +59,8 @@ pub struct NodeState {
     pub receivers: Vec<Option<Receiver>>,
     /// Drops per flow at this node.
     pub flow_drops: BTreeMap<u32, u64>,
+    /// Marks (ECN CE or DECbit) per flow at this node.
+    pub flow_marks: BTreeMap<u32, u64>,
     /// Counters.
     pub counters: NodeCounters,
     /// Data packets delivered here (only when [`Model::record_deliveries`] is set).
@@ -114,6 +116,7 @@ impl NodeState {
             senders: Vec::new(),
             receivers: Vec::new(),
             flow_drops: BTreeMap::new(),
+            flow_marks: BTreeMap::new(),
             counters: NodeCounters::default(),
             deliveries: Vec::new(),
             hop_records: Vec::new(),

@@ -210,6 +210,7 @@ impl NodeState {
             traced,
             pfc: lossless,
         };
+        let offered_flow = entry.packet.flow;
         let pfc_info = lossless.then(|| {
             let p = &entry.packet;
             (p.id(), p.kind, p.ingress, p.class(), p.size_bytes)
@@ -251,6 +252,7 @@ impl NodeState {
                 if let Some(cold) = self.ports[local as usize].cold.as_mut() {
                     cold.ecn_marks += 1;
                 }
+                *self.flow_marks.entry(offered_flow).or_insert(0) += 1;
                 true
             }
             Admission::Dropped(dropped, reason) => {
