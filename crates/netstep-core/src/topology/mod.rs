@@ -44,9 +44,9 @@ pub struct LinkClass {
     pub buffer: BufferSize,
     /// Random loss on the wire, parts per million of packets (0 = lossless).
     pub loss_ppm: u32,
-    /// The egress queue discipline at each end. A FIFO that never held a packet is not
-    /// materialized (its decision for an idle transmitter is known); every other discipline
-    /// is created with the port's first packet and consulted for every packet.
+    /// The egress queue discipline at each end. An empty FIFO, strict-priority or DRR queue
+    /// is skipped by a packet for an idle transmitter (its decision is known); the others
+    /// are created with the port's first packet and consulted for every packet.
     pub scheduler: crate::queue::SchedulerSpec,
     /// Active queue management at each end (FIFO ports only).
     pub aqm: crate::queue::AqmSpec,
