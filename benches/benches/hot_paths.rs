@@ -41,12 +41,7 @@ fn queue(c: &mut Criterion) {
     group.bench_function("fifo_enqueue_dequeue", |b| {
         let mut q = FifoQueue::default();
         let mut slot = None;
-        let mut ctx = QueueCtx {
-            now: SimTime::ZERO,
-            limit: BufferSize::Bytes(Bytes(1_000_000)),
-            rate: BitsPerSec(10_000_000_000),
-            rng: LazyStream::new(&mut slot, 1, 0, 0),
-        };
+        let mut ctx = port_ctx(LazyStream::new(&mut slot, 1, 0, 0));
         for n in 0..32 {
             assert_eq!(q.enqueue(entry(n), &mut ctx), Admission::Accepted);
         }
@@ -75,12 +70,7 @@ fn queue(c: &mut Criterion) {
         group.bench_function(format!("{}_enqueue_dequeue", spec.name()), |b| {
             let mut q = Queue::new(&spec);
             let mut slot = None;
-            let mut ctx = QueueCtx {
-                now: SimTime::ZERO,
-                limit: BufferSize::Bytes(Bytes(1_000_000)),
-                rate: BitsPerSec(10_000_000_000),
-                rng: LazyStream::new(&mut slot, 1, 0, 0),
-            };
+            let mut ctx = port_ctx(LazyStream::new(&mut slot, 1, 0, 0));
             // Three classes (and three flows, for fair queueing); time advances 1.2 us (one
             // 1500 B packet at 10 Gb/s) per step.
             let classed = |n: u32| {
@@ -120,12 +110,7 @@ fn queue(c: &mut Criterion) {
         group.bench_function(format!("{name}_enqueue_dequeue"), |b| {
             let mut q = Queue::for_port(&SchedulerSpec::Fifo, &aqm);
             let mut slot = None;
-            let mut ctx = QueueCtx {
-                now: SimTime::ZERO,
-                limit: BufferSize::Bytes(Bytes(1_000_000)),
-                rate: BitsPerSec(10_000_000_000),
-                rng: LazyStream::new(&mut slot, 1, 0, 0),
-            };
+            let mut ctx = port_ctx(LazyStream::new(&mut slot, 1, 0, 0));
             let ect = |n: u32| {
                 let mut e = entry(n);
                 e.packet.ecn = Ecn::Ect0;
@@ -144,6 +129,16 @@ fn queue(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// A 10 Gb/s port with 1 MB of buffer at time zero.
+fn port_ctx(rng: LazyStream<'_>) -> QueueCtx<'_> {
+    QueueCtx {
+        now: SimTime::ZERO,
+        limit: BufferSize::Bytes(Bytes(1_000_000)),
+        rate: BitsPerSec(10_000_000_000),
+        rng,
+    }
 }
 
 fn shaping(c: &mut Criterion) {
@@ -183,16 +178,11 @@ fn shaping(c: &mut Criterion) {
 }
 
 fn forwarding(c: &mut Criterion) {
-    let class = LinkClass {
-        rate: BitsPerSec(100_000_000_000),
-        delay: SimTime::from_us(1),
-        buffer: BufferSize::Packets(100),
-        loss_ppm: 0,
-        scheduler: Default::default(),
-        aqm: Default::default(),
-        shaper: None,
-        policer: None,
-    };
+    let class = LinkClass::new(
+        BitsPerSec(100_000_000_000),
+        SimTime::from_us(1),
+        BufferSize::Packets(100),
+    );
     let mut group = c.benchmark_group("forwarding");
     group.throughput(Throughput::Elements(1));
     for k in [16u32, 64] {

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use crate::network::{Network, ecmp_hash};
 use crate::packet::Packet;
+use crate::topology::pick as pick_index;
 use crate::units::SimTime;
 
 /// Load-balancing mode of every switch.
@@ -98,8 +99,7 @@ fn mix(key: u64, salt: u64) -> u64 {
 /// link rates of the ports.
 fn pick(net: &Network, node: u32, candidates: &[u32], hash: u64, weighted: bool) -> u32 {
     if !weighted {
-        let i = ((hash >> 32) * candidates.len() as u64) >> 32;
-        return candidates[i as usize];
+        return candidates[pick_index(hash, candidates.len() as u32) as usize];
     }
     let rate = |l: u32| net.class_of(net.port_id(node, l)).rate.0 as u128;
     let total: u128 = candidates.iter().map(|&l| rate(l)).sum();
@@ -184,7 +184,7 @@ impl BalanceState {
             LoadBalancing::Adaptive => {
                 // Scan in the flow's hash order from its ECMP choice so ties spread flows.
                 let n = candidates.len();
-                let start = (((flow_hash >> 32) * n as u64) >> 32) as usize;
+                let start = pick_index(flow_hash, n as u32) as usize;
                 let mut best = candidates[start];
                 let mut best_time = load.drain_time(best, now);
                 for i in 1..n {
@@ -210,16 +210,11 @@ mod tests {
     use crate::units::{BitsPerSec, BufferSize};
 
     fn class() -> LinkClass {
-        LinkClass {
-            rate: BitsPerSec(10_000_000_000),
-            delay: SimTime::from_us(1),
-            buffer: BufferSize::Packets(10),
-            loss_ppm: 0,
-            scheduler: Default::default(),
-            aqm: Default::default(),
-            shaper: None,
-            policer: None,
-        }
+        LinkClass::new(
+            BitsPerSec(10_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(10),
+        )
     }
 
     /// FatTree k = 4: hosts 0-15, edges 16-23 (uplinks are local ports 2 and 3).

@@ -43,10 +43,11 @@ struct Epoch {
 #[derive(Clone, Debug)]
 pub struct FailureSchedule {
     failures: Vec<LinkFailure>,
+    /// `(global port, failure index)` for both ends of every failure, sorted: the loss check
+    /// on a transmission looks at its own port's outages only.
+    by_port: Vec<(u32, u32)>,
     /// Epochs in time order; the first starts at 0.
     epochs: Vec<Epoch>,
-    /// Whether the topology's own routing picks by multiply-shift (FatTree) or modulo.
-    multiply_shift: bool,
 }
 
 impl FailureSchedule {
@@ -84,10 +85,16 @@ impl FailureSchedule {
                 tables,
             });
         }
+        let mut by_port: Vec<(u32, u32)> = failures
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| [(f.port_a, i as u32), (f.port_b, i as u32)])
+            .collect();
+        by_port.sort_unstable();
         FailureSchedule {
             failures,
+            by_port,
             epochs,
-            multiply_shift: matches!(net.routing, Routing::FatTree(_)),
         }
     }
 
@@ -144,8 +151,9 @@ impl FailureSchedule {
             // No live route: the topology's own choice, towards the dead link.
             return net.route(node, dst, hash);
         }
-        let i = if self.multiply_shift {
-            ((hash >> 32) * n) >> 32
+        // The topology's own pick: multiply-shift for a FatTree, modulo otherwise.
+        let i = if matches!(net.routing, Routing::FatTree(_)) {
+            crate::topology::pick(hash, n as u32) as u64
         } else {
             hash % n
         };
@@ -156,11 +164,14 @@ impl FailureSchedule {
     /// whose last bit arrives at `arrival` is lost: the link is down at `start` or goes down
     /// before `arrival`.
     pub fn lost(&self, port: u32, start: SimTime, arrival: SimTime) -> bool {
-        self.failures.iter().any(|f| {
-            (f.port_a == port || f.port_b == port)
-                && f.down <= arrival
-                && f.up.is_none_or(|up| start < up)
-        })
+        let first = self.by_port.partition_point(|&(p, _)| p < port);
+        self.by_port[first..]
+            .iter()
+            .take_while(|&&(p, _)| p == port)
+            .any(|&(_, i)| {
+                let f = &self.failures[i as usize];
+                f.down <= arrival && f.up.is_none_or(|up| start < up)
+            })
     }
 }
 
@@ -171,16 +182,11 @@ mod tests {
     use crate::units::{BitsPerSec, BufferSize};
 
     fn net() -> Network {
-        let class = LinkClass {
-            rate: BitsPerSec(10_000_000_000),
-            delay: SimTime::from_us(1),
-            buffer: BufferSize::Packets(10),
-            loss_ppm: 0,
-            scheduler: Default::default(),
-            aqm: Default::default(),
-            shaper: None,
-            policer: None,
-        };
+        let class = LinkClass::new(
+            BitsPerSec(10_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(10),
+        );
         Network::compile(&fat_tree(
             FatTree {
                 k: 4,

@@ -123,13 +123,7 @@ pub fn flow_route(
 /// equality for a lone open-loop flow.
 pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Option<SimTime> {
     let spec = &flows.flows[flow as usize];
-    let hops: Vec<(u32, SimTime)> = flow_route(net, flows, flow, false)?
-        .into_iter()
-        .map(|(node, local)| {
-            let port = net.port_id(node, local);
-            (port, net.class_of(port).delay)
-        })
-        .collect();
+    let hops = path_ports(net, flows, flow)?;
     let mut free = vec![SimTime::ZERO; hops.len()];
     let mut arrival = SimTime::ZERO;
     if let TransportSpec::Tcp(tcp) = &spec.transport {
@@ -154,13 +148,7 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Opti
         }
     }
     let mut send = |release: SimTime, size: u32| {
-        let mut t = release;
-        for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
-            let done = t.max(*free) + net.serialization(port, size);
-            *free = done;
-            t = done + delay;
-        }
-        arrival = arrival.max(t);
+        arrival = arrival.max(through_pipeline(net, &hops, &mut free, release, size));
     };
     match &spec.transport {
         TransportSpec::Tcp(tcp) => {
@@ -181,26 +169,46 @@ pub fn ideal_fct_per_packet(
     seed: u64,
 ) -> Option<SimTime> {
     let spec = &flows.flows[flow as usize];
-    let hops: Vec<(u32, SimTime)> = flow_route(net, flows, flow, false)?
-        .into_iter()
-        .map(|(node, local)| {
-            let port = net.port_id(node, local);
-            (port, net.class_of(port).delay)
-        })
-        .collect();
+    let hops = path_ports(net, flows, flow)?;
     let mut free = vec![SimTime::ZERO; hops.len()];
     let mut arrival = SimTime::ZERO;
     let mut send = |release: SimTime, size: u32| {
-        let mut t = release;
-        for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
-            let done = t.max(*free) + net.serialization(port, size);
-            *free = done;
-            t = done + delay;
-        }
-        arrival = arrival.max(t);
+        arrival = arrival.max(through_pipeline(net, &hops, &mut free, release, size));
     };
     for_each_release(&spec.transport, spec.size, flow, seed, &mut send);
     Some(arrival)
+}
+
+/// The egress ports of `flow`'s forward path, each with its link's propagation delay.
+fn path_ports(net: &Network, flows: &FlowTable, flow: u32) -> Option<Vec<(u32, SimTime)>> {
+    Some(
+        flow_route(net, flows, flow, false)?
+            .into_iter()
+            .map(|(node, local)| {
+                let port = net.port_id(node, local);
+                (port, net.class_of(port).delay)
+            })
+            .collect(),
+    )
+}
+
+/// Sends one packet of `size` bytes, released at `release`, through the store-and-forward
+/// pipeline of `hops` (each port's next free time in `free`, updated); returns when its last
+/// bit reaches the end of the path.
+fn through_pipeline(
+    net: &Network,
+    hops: &[(u32, SimTime)],
+    free: &mut [SimTime],
+    release: SimTime,
+    size: u32,
+) -> SimTime {
+    let mut t = release;
+    for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
+        let done = t.max(*free) + net.serialization(port, size);
+        *free = done;
+        t = done + delay;
+    }
+    t
 }
 
 /// Calls `send(release, wire size)` for every data packet a flow's source emits, relative to

@@ -447,16 +447,11 @@ mod tests {
     use crate::units::{BitsPerSec, BufferSize};
 
     fn class() -> LinkClass {
-        LinkClass {
-            rate: BitsPerSec(1_000_000_000),
-            delay: SimTime::from_us(1),
-            buffer: BufferSize::Packets(10),
-            loss_ppm: 0,
-            scheduler: Default::default(),
-            aqm: Default::default(),
-            shaper: None,
-            policer: None,
-        }
+        LinkClass::new(
+            BitsPerSec(1_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(10),
+        )
     }
 
     /// Walks routing from `src` to `dst` and returns the nodes visited.

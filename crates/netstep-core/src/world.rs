@@ -233,16 +233,11 @@ mod tests {
 
     #[test]
     fn setup_and_flush_systems_round_trip_through_the_world() {
-        let class = LinkClass {
-            rate: BitsPerSec(1_000_000_000),
-            delay: SimTime::from_us(1),
-            buffer: BufferSize::Packets(8),
-            loss_ppm: 0,
-            scheduler: Default::default(),
-            aqm: Default::default(),
-            shaper: None,
-            policer: None,
-        };
+        let class = LinkClass::new(
+            BitsPerSec(1_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(8),
+        );
         let mut world = World::new();
         spawn_topology(&mut world, dumbbell(1, 1, class, class));
         let transport = TransportSpec::OpenLoop(OpenLoopSpec {

@@ -25,16 +25,7 @@ pub const MAX_K: u32 = 256;
 
 /// Resolves one link class: `layers` from most general to most specific, each with its path.
 fn resolve_class(layers: &[(Option<&LinkConfig>, FieldPath)]) -> Result<LinkClass, Invalid> {
-    let mut class = LinkClass {
-        rate: DEFAULT_RATE,
-        delay: DEFAULT_DELAY,
-        buffer: DEFAULT_BUFFER,
-        loss_ppm: 0,
-        scheduler: Default::default(),
-        aqm: Default::default(),
-        shaper: None,
-        policer: None,
-    };
+    let mut class = LinkClass::new(DEFAULT_RATE, DEFAULT_DELAY, DEFAULT_BUFFER);
     for (layer, path) in layers {
         let Some(layer) = layer else { continue };
         if let Some(rate) = &layer.rate {
@@ -516,16 +507,7 @@ fn scheduler_spec(
         }
         Ok(out)
     };
-    let only = |field: &str, present: bool, kinds: &str| {
-        if present {
-            Err(Invalid::new(
-                path.key(field),
-                format!("applies only to {kinds}"),
-            ))
-        } else {
-            Ok(())
-        }
-    };
+    let only = |field: &str, present: bool, kinds: &str| only_for(path, field, present, kinds);
     Ok(match config.kind {
         SchedulerKind::Fifo | SchedulerKind::StrictPriority | SchedulerKind::FairQueueing => {
             only(
@@ -637,6 +619,17 @@ fn positive_size(text: &str, path: &FieldPath) -> Result<Bytes, Invalid> {
     Ok(size)
 }
 
+/// An error when `field` is `present` but applies only to other `kinds` of the table.
+fn only_for(path: &FieldPath, field: &str, present: bool, kinds: &str) -> Result<(), Invalid> {
+    if present {
+        return Err(Invalid::new(
+            path.key(field),
+            format!("applies only to {kinds}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Resolves an `aqm` table.
 fn aqm_spec(
     config: &crate::config::AqmConfig,
@@ -654,33 +647,20 @@ fn aqm_spec(
             })
             .transpose()
     };
-    let refuse = |field: &str, present: bool, kind: &str| {
-        if present {
-            Err(Invalid::new(
-                path.key(field),
-                format!("applies only to {kind}"),
-            ))
-        } else {
-            Ok(())
-        }
-    };
+    let refuse = |field: &str, present: bool, kind: &str| only_for(path, field, present, kind);
     match config.kind {
         AqmKind::Decbit => {
+            // DECbit takes no parameters (its threshold is an average of one packet).
             for (field, present) in [
                 ("min", config.min.is_some()),
                 ("max", config.max.is_some()),
                 ("max_p", config.max_p.is_some()),
                 ("weight", config.weight.is_some()),
                 ("ecn", config.ecn.is_some()),
-                ("k", config.k.is_some()),
             ] {
-                if present {
-                    return Err(Invalid::new(
-                        path.key(field),
-                        "decbit takes no parameters (the threshold is an average of one packet)",
-                    ));
-                }
+                refuse(field, present, "red")?;
             }
+            refuse("k", config.k.is_some(), "step")?;
             Ok(AqmSpec::DecBit)
         }
         AqmKind::Step => {

@@ -106,39 +106,26 @@ impl DecBit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::PacketKind;
-    use crate::rng::LazyStream;
+    use crate::queue::tests::{entry, with_ctx};
     use crate::units::{BitsPerSec, BufferSize};
 
-    /// 1000 B at 8 Gb/s: 1 us of service.
+    /// Runs `f` at `at_us` on a port serving 1000 B in 1 us (8 Gb/s).
+    fn at<R>(at_us: u64, f: impl FnOnce(&mut QueueCtx<'_>) -> R) -> R {
+        with_ctx(BufferSize::Packets(1000), |ctx| {
+            ctx.now = SimTime::from_us(at_us);
+            ctx.rate = BitsPerSec(8_000_000_000);
+            f(ctx)
+        })
+    }
+
     fn offer(q: &mut DecBit, at_us: u64, n: u32) -> bool {
-        let mut slot = None;
-        let mut ctx = QueueCtx {
-            now: SimTime::from_us(at_us),
-            limit: BufferSize::Packets(1000),
-            rate: BitsPerSec(8_000_000_000),
-            rng: LazyStream::new(&mut slot, 1, 0, 0),
-        };
-        let entry = Entry {
-            packet: Packet::new(PacketKind::Data, 0, n, n, 1, 1000),
-            arrived_ps: ctx.now.0,
-            ahead_bytes: 0,
-            ahead_packets: 0,
-            traced: false,
-            pfc: false,
-        };
-        q.enqueue(entry, &mut ctx) == Admission::AcceptedMarked
+        at(at_us, |ctx| {
+            q.enqueue(entry(n, 1000, 0), ctx) == Admission::AcceptedMarked
+        })
     }
 
     fn serve(q: &mut DecBit, at_us: u64) {
-        let mut slot = None;
-        let mut ctx = QueueCtx {
-            now: SimTime::from_us(at_us),
-            limit: BufferSize::Packets(1000),
-            rate: BitsPerSec(8_000_000_000),
-            rng: LazyStream::new(&mut slot, 1, 0, 0),
-        };
-        q.dequeue(&mut ctx).unwrap();
+        at(at_us, |ctx| q.dequeue(ctx).unwrap());
     }
 
     #[test]

@@ -68,9 +68,10 @@ impl FatTree {
     }
 }
 
-/// Maps a 64-bit hash onto `0..n` without dividing (multiply-shift of its high half).
+/// Maps a 64-bit hash onto `0..n` without dividing (multiply-shift of its high half): the
+/// FatTree's ECMP choice, and the uniform pick of the load balancer and failure routing.
 #[inline]
-fn pick(hash: u64, n: u32) -> u32 {
+pub fn pick(hash: u64, n: u32) -> u32 {
     (((hash >> 32) * n as u64) >> 32) as u32
 }
 

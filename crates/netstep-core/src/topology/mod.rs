@@ -8,7 +8,7 @@ mod leaf_spine;
 mod torus;
 
 pub use dumbbell::dumbbell;
-pub use fat_tree::{FatTree, FatTreeRouter, fat_tree};
+pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
 pub use leaf_spine::leaf_spine;
 pub use torus::{Torus, TorusRouter, torus};
 
@@ -54,6 +54,22 @@ pub struct LinkClass {
     pub shaper: Option<crate::shaping::TokenBucketSpec>,
     /// trTCM policer at each end (red packets dropped on arrival).
     pub policer: Option<crate::shaping::TrTcmSpec>,
+}
+
+impl LinkClass {
+    /// A lossless FIFO link with tail drop: no AQM, shaper or policer.
+    pub const fn new(rate: BitsPerSec, delay: SimTime, buffer: BufferSize) -> LinkClass {
+        LinkClass {
+            rate,
+            delay,
+            buffer,
+            loss_ppm: 0,
+            scheduler: crate::queue::SchedulerSpec::Fifo,
+            aqm: crate::queue::AqmSpec::None,
+            shaper: None,
+            policer: None,
+        }
+    }
 }
 
 /// One node of a topology.

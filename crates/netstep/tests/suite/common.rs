@@ -168,3 +168,17 @@ pub fn traced(
         .expect("run");
     (out, trace)
 }
+
+/// The error that loading the repository scenario file `relative` with `overrides` gives;
+/// panics if it loads.
+pub fn load_error(relative: &str, overrides: &[&str]) -> String {
+    let owned: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    netstep_scenario::load(
+        &repo().join(relative),
+        &owned,
+        &netstep_scenario::Limits::machine(),
+    )
+    .err()
+    .unwrap_or_else(|| panic!("{relative} with {overrides:?} was accepted"))
+    .to_string()
+}

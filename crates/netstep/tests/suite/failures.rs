@@ -125,14 +125,7 @@ fn bad_failure_entries_are_refused() {
         ),
         (r#"failures.0.down="soon""#, "failures[0].down"),
     ] {
-        let err = netstep_scenario::load(
-            &repo().join(FILE),
-            &[set.to_string()],
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{set} accepted"))
-        .to_string();
+        let err = load_error(FILE, &[set]);
         assert!(err.contains(needle), "{set}: {err}");
     }
 }

@@ -321,15 +321,7 @@ fn routing_settings_are_checked() {
         ),
         (&["routing.mode=\"spray\""], "unknown variant `spray`"),
     ] {
-        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-        let err = netstep_scenario::load(
-            &repo().join(SPRAYING),
-            &overrides,
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{overrides:?} accepted"))
-        .to_string();
+        let err = load_error(SPRAYING, overrides);
         assert!(err.contains(needle), "{overrides:?}: {err}");
     }
 }

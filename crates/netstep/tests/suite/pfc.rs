@@ -137,14 +137,7 @@ fn pfc_settings_are_checked() {
             "PFC pauses classes on fifo and strict_priority ports",
         ),
     ] {
-        let err = netstep_scenario::load(
-            &repo().join(INCAST),
-            &[set.to_string()],
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{set} accepted"))
-        .to_string();
+        let err = load_error(INCAST, &[set]);
         assert!(err.contains(needle), "{set}: {err}");
     }
 }

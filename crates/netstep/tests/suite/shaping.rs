@@ -180,14 +180,7 @@ fn bad_shaper_and_policer_parameters_are_refused() {
             "nic.shaper.rate",
         ),
     ] {
-        let err = netstep_scenario::load(
-            &repo().join("scenarios/elements/trtcm-policer.toml"),
-            &[set.to_string()],
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{set} accepted"))
-        .to_string();
+        let err = load_error("scenarios/elements/trtcm-policer.toml", &[set]);
         assert!(err.contains(needle), "{set}: {err}");
     }
 }

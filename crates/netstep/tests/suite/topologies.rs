@@ -148,14 +148,7 @@ fn torus_settings_are_checked() {
         ("topology.hosts_per_switch=0", "must be at least 1, got 0"),
         ("topology.dims=[65536, 65536, 65536]", "nodes; the limit is"),
     ] {
-        let err = netstep_scenario::load(
-            &repo().join("scenarios/elements/torus.toml"),
-            &[set.to_string()],
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{set} accepted"))
-        .to_string();
+        let err = load_error("scenarios/elements/torus.toml", &[set]);
         assert!(err.contains("topology."), "{set}: {err}");
         assert!(err.contains(needle), "{set}: {err}");
     }

@@ -80,28 +80,17 @@ fn dctcp_is_exact_and_thread_invariant() {
 
 #[test]
 fn dctcp_settings_are_checked() {
-    for (set, needle) in [
-        ("transport.dctcp_g=0.5", "applies to cc = \"dctcp\" only"),
-        ("transport.cc=\"dctcp\"", ""),
+    for (overrides, needle) in [
+        (
+            &["transport.cc=\"newreno\"", "transport.dctcp_g=0.5"][..],
+            "applies to cc = \"dctcp\" only",
+        ),
+        (
+            &["transport.cc=\"dctcp\"", "transport.dctcp_g=0"],
+            "transport.dctcp_g: must be in (0, 1], got 0",
+        ),
     ] {
-        let overrides = if needle.is_empty() {
-            vec![set.to_string(), "transport.dctcp_g=0".to_string()]
-        } else {
-            vec!["transport.cc=\"newreno\"".to_string(), set.to_string()]
-        };
-        let err = netstep_scenario::load(
-            &repo().join(DCTCP),
-            &overrides,
-            &netstep_scenario::Limits::machine(),
-        )
-        .err()
-        .unwrap_or_else(|| panic!("{overrides:?} accepted"))
-        .to_string();
-        let needle = if needle.is_empty() {
-            "transport.dctcp_g: must be in (0, 1], got 0"
-        } else {
-            needle
-        };
+        let err = load_error(DCTCP, overrides);
         assert!(err.contains(needle), "{overrides:?}: {err}");
     }
 }

@@ -131,9 +131,10 @@ impl PortState {
     }
 }
 
-/// Host egress queues take whatever the NIC admitted: the NIC enforces `nic.buffer` before
-/// offering, so the queue itself never tail-drops a host's own packet.
-const HOST_QUEUE_LIMIT: BufferSize = BufferSize::Bytes(Bytes(u64::MAX));
+/// The buffer limit of queues that must not tail-drop: a host's egress queue takes whatever
+/// the NIC admitted (the NIC enforces `nic.buffer` before offering), and a switch queues
+/// every lossless (PFC) packet (PFC pauses the upstream instead).
+const UNLIMITED: BufferSize = BufferSize::Bytes(Bytes(u64::MAX));
 
 impl NodeState {
     /// Offers `packet` to egress port `local` at `now`. Returns `false` if the queue element
@@ -190,7 +191,7 @@ impl NodeState {
         let limit = if self.is_host(model) || lossless {
             // Hosts: the NIC admitted it. Lossless classes: never dropped (PFC pauses the
             // upstream instead).
-            HOST_QUEUE_LIMIT
+            UNLIMITED
         } else {
             let own = model.net.class_of(global).buffer;
             match &model.shared_buffer {
@@ -276,44 +277,39 @@ impl NodeState {
             self.wake_if_waiting(local, now, sink);
             return accepted;
         }
-        let port = &mut self.ports[local as usize];
-        let cold = port.cold.as_mut().expect("allocated above");
+        let cold = self.ports[local as usize]
+            .cold
+            .as_mut()
+            .expect("allocated above");
         cold.max_queue_packets = cold.max_queue_packets.max(cold.queue.len() as u64);
         cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes());
-        if !port.wake_pending && !cold.queue.is_empty() {
-            port.wake_pending = true;
-            let at = port.busy_until.max(now);
-            self.schedule_local(
-                at,
-                now,
-                Phase::PortReady,
-                EventKind::PortReady {
-                    port: local,
-                    seq: 0,
-                },
-                sink,
-            );
-        }
+        self.wake_if_waiting(local, now, sink);
         accepted
     }
 
-    /// Keeps one `PortReady` pending while packets wait behind a busy transmitter.
+    /// Keeps one `PortReady` pending, at the time the transmitter frees, while packets (or
+    /// PFC frames) wait.
     fn wake_if_waiting(&mut self, local: u32, now: SimTime, sink: &mut impl EventSink) {
-        let port = &mut self.ports[local as usize];
+        let port = &self.ports[local as usize];
         if !port.wake_pending && (port.queue_len() > 0 || port.has_control()) {
-            port.wake_pending = true;
-            let at = port.busy_until;
-            self.schedule_local(
-                at,
-                now,
-                Phase::PortReady,
-                EventKind::PortReady {
-                    port: local,
-                    seq: 0,
-                },
-                sink,
-            );
+            let at = port.busy_until.max(now);
+            self.wake_at(local, at, now, sink);
         }
+    }
+
+    /// Schedules the one pending `PortReady` of `local` at `at`.
+    fn wake_at(&mut self, local: u32, at: SimTime, now: SimTime, sink: &mut impl EventSink) {
+        self.ports[local as usize].wake_pending = true;
+        self.schedule_local(
+            at,
+            now,
+            Phase::PortReady,
+            EventKind::PortReady {
+                port: local,
+                seq: 0,
+            },
+            sink,
+        );
     }
 
     /// The transmitter of `local` is free: the queue picks the next packet.
@@ -399,35 +395,24 @@ impl NodeState {
         model: &Model,
         sink: &mut impl EventSink,
     ) {
-        {
-            let class = model.net.class_of(global);
-            let port = &mut self.ports[local as usize];
-            let cold = port.cold.get_or_insert_with(|| PortCold::new(class));
-            let bucket = cold.shaper.get_or_insert_with(|| TokenBucket::new(spec));
-            let size = entry.packet.size_bytes;
-            let at = bucket.ready_at(spec, now, size);
-            if at > now {
-                if at > MAX_EVENT_TIME {
-                    self.overflow.get_or_insert(at);
-                    return;
-                }
-                cold.held = Some(entry);
-                port.wake_pending = true;
-                self.schedule_local(
-                    at,
-                    now,
-                    Phase::PortReady,
-                    EventKind::PortReady {
-                        port: local,
-                        seq: 0,
-                    },
-                    sink,
-                );
-                return;
-            }
+        let class = model.net.class_of(global);
+        let cold = self.ports[local as usize]
+            .cold
+            .get_or_insert_with(|| PortCold::new(class));
+        let bucket = cold.shaper.get_or_insert_with(|| TokenBucket::new(spec));
+        let size = entry.packet.size_bytes;
+        let at = bucket.ready_at(spec, now, size);
+        if at <= now {
             bucket.take(spec, now, size);
+            self.start_transmission(local, global, entry, now, model, sink);
+            return;
         }
-        self.start_transmission(local, global, entry, now, model, sink);
+        if at > MAX_EVENT_TIME {
+            self.overflow.get_or_insert(at);
+            return;
+        }
+        cold.held = Some(entry);
+        self.wake_at(local, at, now, sink);
     }
 
     fn drop_entry(
