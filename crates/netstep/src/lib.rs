@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod output;
 pub mod summary;
+pub mod sweep;
 pub mod watchdog;
 
 use std::path::{Path, PathBuf};

@@ -15,9 +15,22 @@ const EXAMPLES: &str = "Examples:
   netstep run scenarios/quickstart.toml --set simulation.window=\\\"10us\\\" --out out/q10
   netstep compare out/quickstart out/q10 --metric slowdown --by size_bucket
   netstep validate scenarios/scale/fattree-k128-f128.toml
+  netstep sweep scenarios/sweeps/quickstart-load.toml --out out/load --jobs 2
+  netstep sweep plan scenarios/sweeps/quickstart-load.toml
 
 Exit codes: 0 ok, 2 bad input (scenario, arguments, output folder), 1 internal error,
-3 `compare --max-nw1` exceeded.";
+3 `compare --max-nw1` exceeded, 4 `sweep`: some points failed (the others completed).";
+
+const SWEEP_EXAMPLES: &str = "Examples:
+  netstep sweep scenarios/sweeps/quickstart-load.toml --out out/load --jobs 2
+  netstep sweep scenarios/sweeps/quickstart-load.toml --out out/load      (again: resumes)
+  netstep sweep plan scenarios/sweeps/quickstart-load.toml --out out/load --pending
+  netstep sweep run-point scenarios/sweeps/quickstart-load.toml --id 3f2a... --out out/load
+  netstep sweep scenarios/sweeps/quickstart-load.toml --out /shared/load --emit-slurm
+  netstep sweep manifest scenarios/sweeps/quickstart-load.toml --out /shared/load
+
+Sweep file format: scenarios/REFERENCE.md, \"Sweeps\". Exit codes: 0 every point done,
+2 bad input, 1 internal error, 4 some points failed (recorded in DIR/sweep.parquet).";
 
 /// Packet-level network simulator: scenario file in, Parquet tables out.
 #[derive(Parser)]
@@ -71,6 +84,32 @@ enum Command {
         #[arg(long, value_name = "SIZE")]
         max_memory: Option<String>,
     },
+    /// Run a sweep file's points (resuming), or plan / run one point / rebuild the manifest.
+    #[command(after_help = SWEEP_EXAMPLES, args_conflicts_with_subcommands = true)]
+    Sweep {
+        #[command(subcommand)]
+        action: Option<SweepAction>,
+        /// Sweep file (TOML).
+        file: Option<PathBuf>,
+        /// Sweep folder (default: out/<sweep name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Points run at once (default: cores / threads per run).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Worker threads of each run (default 1).
+        #[arg(long)]
+        threads_per_run: Option<usize>,
+        /// Memory budget of each run, e.g. 4GB (default: the memory available).
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
+        /// Write DIR/sweep.slurm, a Slurm job array over the pending points, instead of running.
+        #[arg(long)]
+        emit_slurm: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Compare two runs (or sweeps, or globs of runs) by Wasserstein distance per group.
     #[command(after_help = EXAMPLES)]
     Compare {
@@ -91,6 +130,140 @@ enum Command {
         #[arg(long, value_name = "X")]
         max_nw1: Option<f64>,
     },
+}
+
+#[derive(Subcommand)]
+enum SweepAction {
+    /// Print the points as JSON lines (id, path, status, values, overrides).
+    Plan {
+        /// Sweep file (TOML).
+        file: PathBuf,
+        /// Sweep folder whose state gives each point's status (default: out/<sweep name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only points that are not done.
+        #[arg(long)]
+        pending: bool,
+    },
+    /// Run one point by id (what a cluster task calls); a done point is skipped.
+    RunPoint {
+        /// Sweep file (TOML).
+        file: PathBuf,
+        /// Point id (from `netstep sweep plan`).
+        #[arg(long)]
+        id: String,
+        /// Sweep folder (default: out/<sweep name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default 1).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Memory budget, e.g. 4GB.
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
+        /// Do not refresh DIR/sweep.parquet (the local driver does it itself).
+        #[arg(long, hide = true)]
+        no_manifest: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Rebuild DIR/sweep.parquet from the points' records (e.g. after a Slurm array).
+    Manifest {
+        /// Sweep file (TOML).
+        file: PathBuf,
+        /// Sweep folder (default: out/<sweep name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn sweep_command(
+    action: Option<SweepAction>,
+    request: netstep::sweep::SweepRequest,
+    quiet: bool,
+) -> Result<ExitCode, CliError> {
+    use netstep::sweep;
+    match action {
+        Some(SweepAction::Plan { file, out, pending }) => {
+            emit(&sweep::plan_lines(&file, out.as_deref(), pending)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(SweepAction::RunPoint {
+            file,
+            id,
+            out,
+            threads,
+            max_memory,
+            no_manifest,
+            quiet,
+        }) => {
+            let outcome = sweep::run_point(
+                &file,
+                &id,
+                out.as_deref(),
+                threads,
+                max_memory.as_deref(),
+                !no_manifest,
+            )?;
+            if !quiet {
+                emit(match outcome {
+                    sweep::PointOutcome::Ran => "done\n",
+                    sweep::PointOutcome::AlreadyDone => "already done\n",
+                });
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(SweepAction::Manifest { file, out }) => {
+            let (done, failed, pending) = sweep::rebuild_manifest(&file, out.as_deref())?;
+            emit(&format!(
+                "{done} done, {failed} failed, {pending} pending\n"
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            let report = sweep::sweep(&request)?;
+            if !quiet {
+                let mut text = String::new();
+                for note in &report.notes {
+                    text.push_str(note);
+                    text.push('\n');
+                }
+                match &report.slurm_script {
+                    Some(script) => text.push_str(&format!(
+                        "{} point(s), {} done; Slurm script for the others: {}\nsubmit: sbatch {}\n",
+                        report.points,
+                        report.skipped,
+                        script.display(),
+                        script.display()
+                    )),
+                    None if request.emit_slurm => text.push_str(&format!(
+                        "all {} point(s) are done; no Slurm script needed\n",
+                        report.points
+                    )),
+                    None => text.push_str(&format!(
+                        "{} point(s): {} ran, {} already done, {} failed\nmanifest       {}\n",
+                        report.points,
+                        report.ran,
+                        report.skipped,
+                        report.failed,
+                        report.root.join("sweep.parquet").display()
+                    )),
+                }
+                emit(&text);
+            }
+            if report.failed > 0 {
+                eprintln!(
+                    "netstep sweep: {} point(s) failed; their errors are in {}",
+                    report.failed,
+                    report.root.join("sweep.parquet").display()
+                );
+                Ok(ExitCode::from(sweep::EXIT_POINTS_FAILED))
+            } else {
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
 }
 
 /// Writes to stdout; a closed pipe (`netstep run | head`) is not an error worth a panic.
@@ -144,6 +317,33 @@ output         {}
             emit(&format!("{text}\n"));
             ExitCode::SUCCESS
         }),
+        Command::Sweep {
+            action,
+            file,
+            out,
+            jobs,
+            threads_per_run,
+            max_memory,
+            emit_slurm,
+            quiet,
+        } => match (&action, file) {
+            (None, None) => Err(CliError::BadInput(anyhow::anyhow!(
+                "sweep: give a sweep file (netstep sweep SWEEP.toml) or a subcommand (plan, run-point, manifest)"
+            ))),
+            (_, file) => sweep_command(
+                action,
+                netstep::sweep::SweepRequest {
+                    file: file.unwrap_or_default(),
+                    out,
+                    jobs,
+                    threads_per_run,
+                    max_memory,
+                    progress: !quiet,
+                    emit_slurm,
+                },
+                quiet,
+            ),
+        },
         Command::Compare {
             a,
             b,
