@@ -164,6 +164,9 @@ enum SweepAction {
         /// Do not refresh DIR/sweep.parquet (the local driver does it itself).
         #[arg(long, hide = true)]
         no_manifest: bool,
+        /// Exit when standard input closes (the local driver's children).
+        #[arg(long, hide = true)]
+        exit_with_parent: bool,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -196,8 +199,12 @@ fn sweep_command(
             threads,
             max_memory,
             no_manifest,
+            exit_with_parent,
             quiet,
         }) => {
+            if exit_with_parent {
+                sweep::exit_with_parent();
+            }
             let outcome = sweep::run_point(
                 &file,
                 &id,

@@ -259,8 +259,9 @@ fn run_child(
             &threads.to_string(),
             "--no-manifest",
             "--quiet",
+            "--exit-with-parent",
         ])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if let Some(memory) = max_memory {
@@ -268,6 +269,9 @@ fn run_child(
     }
     let started = Instant::now();
     let outcome = command.spawn().and_then(|mut child| {
+        // Held open until the child exits: its end of the pipe closes only when this process
+        // dies, which stops the child (see `exit_with_parent`).
+        let _alive = child.stdin.take();
         let mut stderr = String::new();
         if let Some(mut pipe) = child.stderr.take() {
             let _ = pipe.read_to_string(&mut stderr);
@@ -306,6 +310,24 @@ fn run_child(
         });
     }
     Err(message)
+}
+
+/// Makes this process exit when its standard input reaches end of file: the local driver
+/// keeps a pipe to each child open, so a driver killed with `kill -9` takes its runs with it
+/// instead of leaving orphans that compete with the next invocation (which would still be
+/// correct: the point lock serializes them). An interrupted run leaves only a staging folder,
+/// which the next attempt at that point removes.
+pub fn exit_with_parent() {
+    std::thread::spawn(|| {
+        let mut buffer = [0u8; 64];
+        let mut stdin = std::io::stdin();
+        loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) | Err(_) => std::process::exit(137),
+                Ok(_) => {}
+            }
+        }
+    });
 }
 
 /// What `run-point` did.

@@ -86,12 +86,18 @@ pub fn write(
     let exe = std::env::current_exe().context("finding the netstep binary")?;
     let sweep_file = std::fs::canonicalize(&plan.file)
         .with_context(|| format!("resolving {}", plan.file.display()))?;
+    let path = dir.root.join("sweep.slurm");
     let Some(text) = script(plan, &dir.root, &sweep_file, &exe, pending, threads, jobs) else {
-        return Ok(None);
+        // Nothing pending: a script from an earlier call would only run done points.
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()));
+            }
+            _ => return Ok(None),
+        }
     };
     std::fs::create_dir_all(dir.root.join(STATE_DIR).join("slurm"))
         .context("creating the Slurm log folder")?;
-    let path = dir.root.join("sweep.slurm");
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     Ok(Some(path))
 }
