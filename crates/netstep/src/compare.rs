@@ -6,6 +6,11 @@
 //! `j/m`; merging the breakpoints gives the integral exactly in O(n + m) after sorting, for any
 //! n and m (for n = m it is the mean absolute difference of the sorted samples). Normalized W1
 //! is W1 / mean(a): A is the reference.
+//!
+//! Two sweep folders (each with a `sweep.parquet` manifest) are compared point by point: points
+//! are matched by the values of the axes both sweeps have (their `<axis>=<value>` folder
+//! levels), runs of B that differ only in axes A lacks are pooled, and each result names its
+//! point.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -62,6 +67,9 @@ pub const FEW_SAMPLES: usize = 100;
 /// Comparison of one group.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct GroupResult {
+    /// The matched sweep point (`axis=value/...` over the shared axes); `None` for plain runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
     /// Group name.
     pub group: String,
     /// Samples in A.
@@ -130,6 +138,7 @@ pub fn compare_samples(group: &str, a: &[f64], b: &[f64]) -> GroupResult {
         (quantile(&sb, q) - qa) / qa
     };
     GroupResult {
+        point: None,
         group: group.to_string(),
         n_a: a.len(),
         n_b: b.len(),
@@ -321,27 +330,118 @@ pub fn samples(
     Ok(groups)
 }
 
-/// The full comparison; errors are bad input.
-pub fn compare(
-    a: &str,
-    b: &str,
+/// The done points of a sweep folder (one with a `sweep.parquet` manifest) as (axis values
+/// from the folder levels, run folder); `None` for anything else.
+pub fn sweep_points(spec: &str) -> anyhow::Result<Option<Vec<(Vec<(String, String)>, PathBuf)>>> {
+    let root = Path::new(spec);
+    if !root.join(crate::sweep::state::MANIFEST).is_file() {
+        return Ok(None);
+    }
+    let mut points = Vec::new();
+    for (path, status) in crate::sweep::state::read_manifest(root)? {
+        if status != "done" {
+            continue;
+        }
+        let axes = path
+            .split('/')
+            .filter_map(|level| level.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        points.push((axes, root.join(&path)));
+    }
+    if points.is_empty() {
+        bail!("{spec}: a sweep with no done point (see its sweep.parquet)");
+    }
+    Ok(Some(points))
+}
+
+/// Compares two sweeps point by point over their shared axes.
+fn compare_sweeps(
+    (a, points_a): (&str, Vec<(Vec<(String, String)>, PathBuf)>),
+    (b, points_b): (&str, Vec<(Vec<(String, String)>, PathBuf)>),
     metric: Metric,
-    by: Option<GroupBy>,
+    by: GroupBy,
 ) -> anyhow::Result<Vec<GroupResult>> {
-    let by = by.unwrap_or(if metric.is_flow_metric() {
-        GroupBy::SizeBucket
-    } else {
-        GroupBy::None
-    });
-    if by == GroupBy::SizeBucket && !metric.is_flow_metric() {
+    let names_b: std::collections::BTreeSet<&str> = points_b
+        .iter()
+        .flat_map(|(axes, _)| axes.iter().map(|(k, _)| k.as_str()))
+        .collect();
+    let shared: Vec<String> = points_a[0]
+        .0
+        .iter()
+        .map(|(k, _)| k.clone())
+        .filter(|k| names_b.contains(k.as_str()))
+        .collect();
+    if shared.is_empty() {
+        bail!("sweeps {a} and {b} share no axis; nothing to match their points by");
+    }
+    let key = |axes: &[(String, String)]| -> String {
+        shared
+            .iter()
+            .map(|name| {
+                let value = axes.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v);
+                format!("{name}={value}")
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let mut groups_a: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for (axes, run) in &points_a {
+        let k = key(axes);
+        match groups_a.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, runs)) => runs.push(run.clone()),
+            None => groups_a.push((k, vec![run.clone()])),
+        }
+    }
+    let mut groups_b: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for (axes, run) in &points_b {
+        groups_b.entry(key(axes)).or_default().push(run.clone());
+    }
+    let mut results = Vec::new();
+    let mut unmatched = Vec::new();
+    for (point, runs_a) in &groups_a {
+        let Some(runs_b) = groups_b.remove(point) else {
+            unmatched.push(format!("{point} (only in A)"));
+            continue;
+        };
+        let samples_a = samples(runs_a, metric, by)?;
+        let samples_b = samples(&runs_b, metric, by)?;
+        for mut result in group_results(
+            &samples_a,
+            &samples_b,
+            by,
+            &format!("{a}/{point}"),
+            &format!("{b}/{point}"),
+        )? {
+            result.point = Some(point.clone());
+            results.push(result);
+        }
+    }
+    unmatched.extend(groups_b.into_keys().map(|k| format!("{k} (only in B)")));
+    if results.is_empty() {
         bail!(
-            "--by size_bucket applies to flow metrics (fct_ns, slowdown); use --by none for {metric:?}"
+            "no point of {a} matches a point of {b} over the axes {}",
+            shared.join(", ")
         );
     }
-    let runs_a = resolve_runs(a)?;
-    let runs_b = resolve_runs(b)?;
-    let samples_a = samples(&runs_a, metric, by)?;
-    let samples_b = samples(&runs_b, metric, by)?;
+    if !unmatched.is_empty() {
+        eprintln!(
+            "netstep compare: {} point(s) without a match, left out: {}",
+            unmatched.len(),
+            unmatched.join(", ")
+        );
+    }
+    Ok(results)
+}
+
+/// Per-group comparison of two sample sets.
+fn group_results(
+    samples_a: &BTreeMap<&'static str, Vec<f64>>,
+    samples_b: &BTreeMap<&'static str, Vec<f64>>,
+    by: GroupBy,
+    a: &str,
+    b: &str,
+) -> anyhow::Result<Vec<GroupResult>> {
     let names: Vec<&str> = if by == GroupBy::SizeBucket {
         BUCKETS.to_vec()
     } else {
@@ -365,6 +465,34 @@ pub fn compare(
             (false, false) => results.push(compare_samples(name, sa, sb)),
         }
     }
+    Ok(results)
+}
+
+/// The full comparison; errors are bad input.
+pub fn compare(
+    a: &str,
+    b: &str,
+    metric: Metric,
+    by: Option<GroupBy>,
+) -> anyhow::Result<Vec<GroupResult>> {
+    let by = by.unwrap_or(if metric.is_flow_metric() {
+        GroupBy::SizeBucket
+    } else {
+        GroupBy::None
+    });
+    if by == GroupBy::SizeBucket && !metric.is_flow_metric() {
+        bail!(
+            "--by size_bucket applies to flow metrics (fct_ns, slowdown); use --by none for {metric:?}"
+        );
+    }
+    if let (Some(points_a), Some(points_b)) = (sweep_points(a)?, sweep_points(b)?) {
+        return compare_sweeps((a, points_a), (b, points_b), metric, by);
+    }
+    let runs_a = resolve_runs(a)?;
+    let runs_b = resolve_runs(b)?;
+    let samples_a = samples(&runs_a, metric, by)?;
+    let samples_b = samples(&runs_b, metric, by)?;
+    let results = group_results(&samples_a, &samples_b, by, a, b)?;
     if results.is_empty() {
         bail!("no samples of {metric:?} in A ({a}) or B ({b}) (no completed flows?)");
     }
@@ -373,11 +501,21 @@ pub fn compare(
 
 /// The table printed for people.
 pub fn render(results: &[GroupResult]) -> String {
-    let mut text = format!(
+    let width = results
+        .iter()
+        .filter_map(|r| r.point.as_ref().map(String::len))
+        .max();
+    let point = |p: Option<&str>| match width {
+        Some(w) => format!("{:<w$}  ", p.unwrap_or("")),
+        None => String::new(),
+    };
+    let mut text = point(Some("point"));
+    text += &format!(
         "{:<13} {:>8} {:>8} {:>12} {:>8} {:>9} {:>9} {:>9}\n",
         "group", "n_A", "n_B", "W1", "nW1", "err p50", "err p90", "err p99"
     );
     for r in results {
+        text.push_str(&point(r.point.as_deref()));
         text.push_str(&format!(
             "{:<13} {:>8} {:>8} {:>12.4} {:>8.4} {:>8.1}% {:>8.1}% {:>8.1}%{}\n",
             r.group,

@@ -667,3 +667,66 @@ fn the_slurm_script_is_valid_and_covers_exactly_the_pending_points() {
     let none = netstep(&["sweep", text(&file), "--out", text(&out), "--emit-slurm"]);
     assert!(String::from_utf8_lossy(&none.stdout).contains("no Slurm script needed"));
 }
+
+#[test]
+fn compare_matches_two_sweeps_point_by_point_over_their_shared_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    let a_file = setup(
+        &dir.path().join("a"),
+        "seeds = 2\n[grid]\nload = { key = \"traffic.0.load\", values = [0.3, 0.6] }\n",
+        "3ms",
+    );
+    // B: the same points, each also run with a coarse window (an axis A does not have).
+    let b_file = setup(
+        &dir.path().join("b"),
+        "seeds = 2\n[grid]\nload = { key = \"traffic.0.load\", values = [0.3, 0.6] }\nwindow = { key = \"simulation.window\", values = [\"exact\", \"20us\"] }\n",
+        "3ms",
+    );
+    let (a, b) = (dir.path().join("a-out"), dir.path().join("b-out"));
+    for (file, out) in [(&a_file, &a), (&b_file, &b)] {
+        let done = netstep(&["sweep", text(file), "--out", text(out), "--quiet"]);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    }
+    let json = |x: &Path, y: &Path| -> Vec<serde_json::Value> {
+        let out = netstep(&["compare", text(x), text(y), "--by", "none", "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let same = json(&a, &a);
+    let points: BTreeSet<&str> = same.iter().map(|r| r["point"].as_str().unwrap()).collect();
+    assert_eq!(
+        points,
+        [
+            "load=0.3/seed=1",
+            "load=0.3/seed=2",
+            "load=0.6/seed=1",
+            "load=0.6/seed=2"
+        ]
+        .into_iter()
+        .collect()
+    );
+    assert!(same.iter().all(|r| r["w1"] == 0.0), "{same:?}");
+    // Against B, each A point is matched with B's two windows, pooled.
+    let pooled = json(&a, &b);
+    assert_eq!(pooled.len(), 4);
+    for r in &pooled {
+        assert_eq!(
+            r["n_b"].as_u64().unwrap(),
+            2 * r["n_a"].as_u64().unwrap(),
+            "the same flows complete under both windows: {r}"
+        );
+    }
+    // The table names the points.
+    let table = netstep(&["compare", text(&a), text(&b), "--by", "none"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.starts_with("point"), "{table}");
+    assert!(table.contains("load=0.6/seed=2"), "{table}");
+}
