@@ -362,3 +362,47 @@ def plot_w1_by_bucket(
     ax.set_title(title or f"Wasserstein-1 distance of {metric} per bucket vs reference")
     fig.tight_layout()
     return _save(fig, path)
+
+
+def slowdown_by_axis(flows: Frame, axis: str) -> pl.DataFrame:
+    """Completed flows' slowdown per value of a sweep axis, pooled over the other axes.
+
+    ``flows`` is a sweep's flows frame with the axis column (:func:`netstep_analysis.load`).
+    Returns one row per value, sorted: ``points``, ``completed``, ``p50``, ``p99``, ``mean``.
+    """
+    df = _collect(flows)
+    return (
+        df.filter(pl.col("completed"))
+        .group_by(axis)
+        .agg(
+            pl.col("point_id").n_unique().alias("points"),
+            pl.len().alias("completed"),
+            pl.col("slowdown").quantile(0.5, interpolation="linear").alias("p50"),
+            pl.col("slowdown").quantile(0.99, interpolation="linear").alias("p99"),
+            pl.col("slowdown").mean().alias("mean"),
+        )
+        .sort(axis)
+    )
+
+
+def plot_axis(table: pl.DataFrame, axis: str, path: str | Path) -> Path:
+    """Slowdown p50, mean and p99 against the values of one sweep axis (a
+    :func:`slowdown_by_axis` table); numeric axes on a numeric x axis, others as categories.
+    Returns ``path``."""
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
+    values = table[axis]
+    numeric = values.dtype.is_numeric()
+    x = values.to_numpy() if numeric else np.arange(table.height)
+    for column, style in (("p50", "o-"), ("mean", "s--"), ("p99", "^-")):
+        ax.plot(x, table[column].to_numpy(), style, label=column)
+    if not numeric:
+        ax.set_xticks(x, [str(v) for v in values.to_list()], rotation=30, ha="right")
+    ax.set_yscale("log")
+    ax.set_xlabel(axis)
+    ax.set_ylabel("slowdown (completed flows, pooled over other axes)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Slowdown by {axis}")
+    fig.tight_layout()
+    return _save(fig, path)

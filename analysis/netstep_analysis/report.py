@@ -19,10 +19,12 @@ import polars as pl
 from netstep_analysis.buckets import BUCKETS, percentiles_by_bucket
 from netstep_analysis.params import RunParams, run_params
 from netstep_analysis.plots import (
+    plot_axis,
     plot_queue_occupancy,
     plot_slowdown_cdf,
     plot_utilization_heatmap,
     plot_w1_by_bucket,
+    slowdown_by_axis,
     with_bucket,
 )
 
@@ -43,14 +45,22 @@ class NotARunError(FileNotFoundError):
 def find_runs(path: str | Path) -> list[Path]:
     """Run folders at or below ``path`` (folders with ``run.parquet``), sorted.
 
-    Hidden folders (staging folders of an interrupted run, for instance) are skipped. Raises
-    :class:`NotARunError` when there is none.
+    For a ``netstep sweep`` folder these are the points whose status is ``done`` in
+    ``sweep.parquet``. Hidden folders (staging folders of an interrupted run, for instance)
+    are skipped. Raises :class:`NotARunError` when there is none.
     """
     root = Path(path)
     if not root.is_dir():
         raise NotARunError(f"{root}: not a folder; not a netstep run")
     if (root / "run.parquet").is_file():
         return [root]
+    manifest = root / "sweep.parquet"
+    if manifest.is_file():
+        # A netstep sweep: its done points, in the manifest's order.
+        done = pl.read_parquet(manifest).filter(pl.col("status") == "done")
+        if done.height == 0:
+            raise NotARunError(f"{root}: a sweep with no done point (see sweep.parquet)")
+        return [root / p for p in done["path"].to_list()]
     runs = sorted(
         p.parent
         for p in root.rglob("run.parquet")
@@ -200,6 +210,34 @@ def write_report(path: str | Path, out: str | Path | None = None) -> Path:
             f"![W1 per bucket]({w1.name})",
             "",
         ]
+
+    # Sweeps: one plot per axis.
+    manifest = root / "sweep.parquet"
+    if manifest.is_file() and len(runs) > 1:
+        from netstep_analysis import axes, load
+
+        names = axes(pl.read_parquet(manifest))
+        flows = load(root)["flows"].collect()
+        lines += ["## Per axis", ""]
+        lines += [
+            "Slowdown of completed flows for each value of each axis, pooled over the other "
+            "axes' values (points: how many sweep points have the value).",
+            "",
+        ]
+        for axis in names:
+            table = slowdown_by_axis(flows, axis)
+            if table.height < 2:
+                continue
+            png = plot_axis(table, axis, out_dir / f"axis_{_slug(axis)}.png")
+            lines += [f"### {axis}", ""]
+            lines += _table(
+                [axis, "points", "completed", "p50", "mean", "p99"],
+                [
+                    [r[axis], r["points"], r["completed"], r["p50"], r["mean"], r["p99"]]
+                    for r in table.iter_rows(named=True)
+                ],
+            )
+            lines += ["", f"![slowdown by {axis}]({png.name})", ""]
 
     # Queue plots.
     traced = [r for r in runs if r.queue_samples.is_file()]
