@@ -68,7 +68,10 @@ def _load_sweep(root: Path, manifest: pl.DataFrame) -> dict[str, pl.LazyFrame]:
         # An axis the table already has as a column (``seed`` in run.parquet) is not repeated.
         keys = ["point_id"] + [a for a in axes(manifest) if a not in own]
         frames[table] = scan.join(
-            files.lazy().select("_netstep_file", *keys), on="_netstep_file", how="left"
+            files.lazy().select("_netstep_file", *keys),
+            on="_netstep_file",
+            how="left",
+            maintain_order="left",
         ).drop("_netstep_file")
     return frames
 

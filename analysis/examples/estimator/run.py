@@ -1,8 +1,9 @@
 """Train and validate a learned per-flow slowdown estimator on netstep ground truth.
 
-1. Generate a sweep with netstep: a leaf-spine (4 leaves, 2 spines, 4 hosts per leaf, 10 Gb/s,
-   1 µs, 256 KB buffers), TCP NewReno, Poisson web-search flows at several loads and seeds,
-   written to ``OUT/data/load=<l>/seed=<s>/``.
+1. Generate the ground truth with ``netstep sweep`` (``OUT/sweep.toml``; rerunning resumes): a
+   leaf-spine (4 leaves, 2 spines, 4 hosts per leaf, 10 Gb/s, 1 µs, 256 KB buffers), TCP
+   NewReno, Poisson web-search flows at several loads and seeds, written to
+   ``OUT/data/load=<l>/seed=<s>/``.
 2. Train scikit-learn's ``HistGradientBoostingRegressor`` on log slowdown from features known
    before simulating: log size, log ideal FCT, load, whether source and destination share a
    leaf, and how many flows are active (by their ideal FCT) when the flow starts, overall and at
@@ -19,12 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -87,38 +85,33 @@ def netstep_binary(arg: str | None) -> Path:
     return path
 
 
-def generate(binary: Path, data: Path, cfg: dict, jobs: int) -> None:
-    """Run every (load, seed) of the sweep into ``data/load=<l>/seed=<s>/``."""
-    if data.exists():
-        shutil.rmtree(data)
-    data.mkdir(parents=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-        f.write(SCENARIO.format(cdf=CDF.as_posix(), duration=f"{cfg['ms']}ms"))
-        scenario = Path(f.name)
+def generate(binary: Path, out: Path, cfg: dict, jobs: int) -> Path:
+    """Run every (load, seed) of the sweep with ``netstep sweep`` into ``out/data``.
 
-    def one(load_seed: tuple[float, int]) -> None:
-        load, seed = load_seed
-        cmd = [
-            str(binary),
-            "run",
-            str(scenario),
-            "--out",
-            str(data / f"load={load}" / f"seed={seed}"),
-            "--quiet",
-            "--set",
-            f"traffic.0.load={load}",
-            "--set",
-            f"simulation.seed={seed}",
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
-
-    try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(one, [(lo, s) for lo in cfg["loads"] for s in cfg["seeds"]]))
-    finally:
-        scenario.unlink()
+    Writes ``out/scenario.toml`` and ``out/sweep.toml``; points already done (an earlier run
+    of this script with the same settings) are skipped. Returns the sweep folder.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scenario.toml").write_text(
+        SCENARIO.format(cdf=CDF.as_posix(), duration=f"{cfg['ms']}ms")
+    )
+    loads = ", ".join(str(lo) for lo in cfg["loads"])
+    seeds = ", ".join(str(s) for s in cfg["seeds"])
+    sweep = out / "sweep.toml"
+    sweep.write_text(
+        "# The estimator's ground truth (written by analysis/examples/estimator/run.py).\n"
+        'name = "estimator"\n'
+        'scenario = "scenario.toml"\n'
+        f"seeds = [{seeds}]\n\n"
+        "[grid]\n"
+        f'load = {{ key = "traffic.0.load", values = [{loads}] }}\n'
+    )
+    data = out / "data"
+    cmd = [str(binary), "sweep", str(sweep), "--out", str(data), "--jobs", str(jobs), "--quiet"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
+    return data
 
 
 def features(data: Path) -> tuple[pl.DataFrame, na.RunParams]:
@@ -276,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = QUICK if args.quick else FULL
     out = Path(args.out)
     t0 = time.perf_counter()
-    generate(netstep_binary(args.netstep), out / "data", cfg, args.jobs)
+    generate(netstep_binary(args.netstep), out, cfg, args.jobs)
     t_gen = time.perf_counter() - t0
 
     flows, params = features(out / "data")
