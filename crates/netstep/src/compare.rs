@@ -330,9 +330,12 @@ pub fn samples(
     Ok(groups)
 }
 
+/// A sweep point: its axis values (from its folder levels) and its run folder.
+pub type SweepPoint = (Vec<(String, String)>, PathBuf);
+
 /// The done points of a sweep folder (one with a `sweep.parquet` manifest) as (axis values
 /// from the folder levels, run folder); `None` for anything else.
-pub fn sweep_points(spec: &str) -> anyhow::Result<Option<Vec<(Vec<(String, String)>, PathBuf)>>> {
+pub fn sweep_points(spec: &str) -> anyhow::Result<Option<Vec<SweepPoint>>> {
     let root = Path::new(spec);
     if !root.join(crate::sweep::state::MANIFEST).is_file() {
         return Ok(None);
@@ -357,8 +360,8 @@ pub fn sweep_points(spec: &str) -> anyhow::Result<Option<Vec<(Vec<(String, Strin
 
 /// Compares two sweeps point by point over their shared axes.
 fn compare_sweeps(
-    (a, points_a): (&str, Vec<(Vec<(String, String)>, PathBuf)>),
-    (b, points_b): (&str, Vec<(Vec<(String, String)>, PathBuf)>),
+    (a, points_a): (&str, Vec<SweepPoint>),
+    (b, points_b): (&str, Vec<SweepPoint>),
     metric: Metric,
     by: GroupBy,
 ) -> anyhow::Result<Vec<GroupResult>> {

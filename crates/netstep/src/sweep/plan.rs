@@ -275,6 +275,16 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
             "{shown}: no axis: add [grid], [zip], [random] or seeds (a single run is `netstep run`)"
         );
     }
+    let mut seen_keys: HashMap<&str, &str> = HashMap::new();
+    for axis in &axes {
+        if let Some(other) = seen_keys.insert(axis.key.as_str(), axis.name.as_str()) {
+            bail!(
+                "{shown}: axes {other} and {} both set {}; one key, one axis",
+                axis.name,
+                axis.key
+            );
+        }
+    }
     let mut seen_names = HashMap::new();
     for axis in &axes {
         if let Some(group) = seen_names.insert(axis.name.clone(), axis.group) {

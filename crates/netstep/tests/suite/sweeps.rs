@@ -178,6 +178,10 @@ fn zip_axes_of_different_lengths_and_bad_names_are_refused() {
         ),
         ("[grid]\n", "no axis"),
         (
+            "seeds = 2\n[grid]\ns = { key = \"simulation.seed\", values = [5, 6] }\n",
+            "both set simulation.seed",
+        ),
+        (
             "[grid]\nload = { key = \"traffic..load\", values = [0.3] }\n",
             "not a dotted scenario key",
         ),
@@ -729,4 +733,47 @@ fn compare_matches_two_sweeps_point_by_point_over_their_shared_axes() {
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(table.starts_with("point"), "{table}");
     assert!(table.contains("load=0.6/seed=2"), "{table}");
+}
+
+#[test]
+fn the_shipped_sweep_does_what_its_header_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = repo().join("scenarios/sweeps/quickstart-load.toml");
+    let out = dir.path().join("out");
+    let done = netstep(&["sweep", text(&file), "--out", text(&out), "--quiet"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let m = manifest(&out);
+    assert_eq!(m.len(), 6);
+    assert!(m.values().all(|s| s == "done"));
+    let mut medians = Vec::new();
+    for (load, flows) in [("0.3", 38), ("0.5", 62), ("0.7", 94)] {
+        let runs: Vec<PathBuf> = [1, 2]
+            .iter()
+            .map(|s| out.join(format!("load={load}/seed={s}")))
+            .collect();
+        let mut slowdowns = netstep::compare::samples(
+            &runs,
+            netstep::compare::Metric::Slowdown,
+            netstep::compare::GroupBy::None,
+        )
+        .unwrap()
+        .remove("all")
+        .unwrap();
+        assert_eq!(slowdowns.len(), flows, "load {load}: every flow completes");
+        slowdowns.sort_by(f64::total_cmp);
+        let n = slowdowns.len();
+        let median = if n % 2 == 1 {
+            slowdowns[n / 2]
+        } else {
+            (slowdowns[n / 2 - 1] + slowdowns[n / 2]) / 2.0
+        };
+        medians.push(median);
+    }
+    // The header's two-decimal values.
+    let shown: Vec<String> = medians.iter().map(|m| format!("{m:.2}")).collect();
+    assert_eq!(shown, ["1.11", "1.21", "1.54"], "{medians:?}");
 }
