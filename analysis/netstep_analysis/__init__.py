@@ -25,8 +25,8 @@ import polars as pl
 TABLES = ("flows", "links", "run")
 """Tables every run folder has."""
 
-TRACE_TABLES = ("packet_hops", "queue_samples")
-"""Tables a run folder has when netstep ran with ``--trace packet_hops,queue_samples``."""
+TRACE_TABLES = ("packet_hops", "queue_samples", "cc_samples")
+"""Tables a run folder may have, written with ``--trace`` (each only when asked for)."""
 
 SCHEMA_VERSION = 1
 """The trace schema version this package reads."""

@@ -50,3 +50,26 @@ def test_sweep_layout_reads_with_hive_partitioning(tmp_path):
 def test_folder_without_a_run_is_refused(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a netstep run"):
         na.load(tmp_path)
+
+
+def test_cc_samples_load_with_their_documented_types(tmp_path):
+    out = run_netstep(
+        REPO / "scenarios" / "transports" / "dctcp.toml",
+        tmp_path / "dctcp",
+        "--set",
+        'traffic.0.flows.0.size="2MB"',
+        "--set",
+        'traffic.0.flows.1.size="2MB"',
+        "--trace",
+        "cc_samples",
+        "--sample-interval",
+        "50us",
+    )
+    cc = na.load(out)["cc_samples"].collect()
+    assert cc.schema["cwnd_segments"] == pl.Float64
+    assert cc.schema["alpha"] == pl.Float64
+    assert cc.schema["srtt_ns"] == pl.UInt64
+    assert sorted(cc["flow_id"].unique().to_list()) == [0, 1]
+    # DCTCP samples its alpha, between 0 and 1; the RTT is at least the 60 us base RTT.
+    assert cc["alpha"].is_between(0.0, 1.0).all()
+    assert cc["srtt_ns"].drop_nulls().min() >= 60_000

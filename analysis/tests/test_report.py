@@ -180,7 +180,7 @@ def test_report_refuses_a_folder_without_a_run(tmp_path):
 def test_load_returns_trace_tables_when_present(synthetic_traced_run, small_run):
     assert set(na.load(small_run)) >= set(na.TABLES)
     frames = na.load(synthetic_traced_run)
-    assert set(frames) == set(na.TABLES) | set(na.TRACE_TABLES)
+    assert set(frames) == set(na.TABLES) | {"packet_hops", "queue_samples"}
     assert frames["queue_samples"].collect().height == synthetic_queue_samples().height
     assert frames["packet_hops"].collect().schema["kind"] == pl.Categorical
 

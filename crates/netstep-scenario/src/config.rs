@@ -55,12 +55,15 @@ pub struct FailureConfig {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceTablesConfig {
-    /// Tables to write besides flows, links and run: `"packet_hops"`, `"queue_samples"`
-    /// (`"flows"` is accepted and always written). Example: `tables = ["packet_hops"]`.
+    /// Tables to write besides flows, links and run: `"packet_hops"`, `"queue_samples"`,
+    /// `"cc_samples"` (`"flows"` is accepted and always written). Example:
+    /// `tables = ["packet_hops"]`.
     pub tables: Option<Vec<String>>,
-    /// Queue sampling interval. Default `"10us"`. Example: `sample_interval = "1us"`.
+    /// Sampling interval of queue_samples and cc_samples. Default `"10us"`. Example:
+    /// `sample_interval = "1us"`.
     pub sample_interval: Option<String>,
-    /// Record hops of these flow ids only. Example: `flows = [0, 3]`.
+    /// Record hops (and sample congestion control) of these flow ids only. Example:
+    /// `flows = [0, 3]`.
     pub flows: Option<Vec<u32>>,
     /// Record hops at egress ports of these nodes only. Example: `nodes = ["edge0_0"]`.
     pub nodes: Option<Vec<String>>,

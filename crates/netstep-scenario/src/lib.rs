@@ -671,7 +671,7 @@ fn build(
 }
 
 /// Tables `[trace] tables` may name.
-pub const TRACE_TABLES: [&str; 3] = ["flows", "packet_hops", "queue_samples"];
+pub const TRACE_TABLES: [&str; 4] = ["flows", "packet_hops", "queue_samples", "cc_samples"];
 
 fn trace_tables(config: &config::TraceTablesConfig) -> Result<Vec<String>, Invalid> {
     let mut tables = Vec::new();
@@ -725,6 +725,9 @@ fn trace_config(
     if tables.iter().any(|t| t == "queue_samples") {
         trace.queue_samples = Some(interval);
     }
+    if tables.iter().any(|t| t == "cc_samples") {
+        trace.cc_samples = Some(interval);
+    }
     let mut filter = HopFilter::all();
     if let Some(flows) = &config.flows {
         let mut keep = vec![false; n_flows];
@@ -732,6 +735,9 @@ fn trace_config(
             *keep.get_mut(flow as usize).ok_or_else(|| {
                 Invalid::new(path.key("flows").index(i), format!("flow {flow} does not exist; the scenario has {n_flows} flows (ids 0..{n_flows})"))
             })? = true;
+        }
+        if trace.cc_samples.is_some() {
+            trace.cc_flows = Some(keep.clone());
         }
         filter.flows = Some(keep);
     }

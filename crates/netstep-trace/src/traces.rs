@@ -1,4 +1,4 @@
-//! The optional trace tables, `packet_hops` and `queue_samples`, and the writer thread that
+//! The optional trace tables, `packet_hops`, `queue_samples` and `cc_samples`, and the writer thread that
 //! turns records into Parquet off the simulation's threads.
 //!
 //! The engine hands records to a [`TraceWriter`] (a [`TraceSink`]); it buffers up to
@@ -14,9 +14,9 @@ use std::thread::JoinHandle;
 use arrow_array::builder::Int8Builder;
 use arrow_array::builder::{BooleanBuilder, UInt8Builder, UInt16Builder};
 use arrow_array::types::Int8Type;
-use arrow_array::{DictionaryArray, RecordBatch, StringArray};
+use arrow_array::{DictionaryArray, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
-use netstep_core::engine::trace::{DropReason, HopRecord, QueueSample, TraceSink};
+use netstep_core::engine::trace::{CcSample, DropReason, HopRecord, QueueSample, TraceSink};
 use netstep_core::packet::PacketKind;
 
 use crate::columns::{optional_u64_column, u32_column, u64_column};
@@ -153,17 +153,72 @@ pub fn queue_samples_batch(rows: &[QueueSample]) -> Result<RecordBatch, ArrowErr
     )
 }
 
+/// Schema of `cc_samples.parquet`.
+pub fn cc_samples_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("time_ns", DataType::UInt64, false),
+        Field::new("flow_id", DataType::UInt32, false),
+        Field::new("cwnd_segments", DataType::Float64, false),
+        Field::new("ssthresh_segments", DataType::Float64, true),
+        Field::new("srtt_ns", DataType::UInt64, true),
+        Field::new("rto_ns", DataType::UInt64, false),
+        Field::new("inflight_segments", DataType::UInt32, false),
+        Field::new("acked_segments", DataType::UInt32, false),
+        Field::new("in_recovery", DataType::Boolean, false),
+        Field::new("alpha", DataType::Float64, true),
+    ]))
+}
+
+/// Builds a `cc_samples` batch.
+pub fn cc_samples_batch(rows: &[CcSample]) -> Result<RecordBatch, ArrowError> {
+    let f64col = |f: &dyn Fn(&CcSample) -> Option<f64>| -> Arc<Float64Array> {
+        Arc::new(rows.iter().map(f).collect::<Float64Array>())
+    };
+    let mut recovery = BooleanBuilder::with_capacity(rows.len());
+    for r in rows {
+        recovery.append_value(r.in_recovery);
+    }
+    RecordBatch::try_new(
+        cc_samples_schema(),
+        vec![
+            u64_column(rows, |r| ns(r.time_ps)),
+            u32_column(rows, |r| r.flow),
+            f64col(&|r| Some(r.cwnd)),
+            f64col(&|r| r.ssthresh),
+            optional_u64_column(rows, |r| r.srtt_ps.map(ns)),
+            u64_column(rows, |r| ns(r.rto_ps)),
+            u32_column(rows, |r| r.inflight),
+            u32_column(rows, |r| r.acked),
+            Arc::new(recovery.finish()),
+            f64col(&|r| r.alpha),
+        ],
+    )
+}
+
 enum Batch {
     Hops(Vec<HopRecord>),
     Samples(Vec<QueueSample>),
+    Cc(Vec<CcSample>),
 }
 
-/// Writes `packet_hops` and/or `queue_samples` on a background thread.
+/// Which optional tables a [`TraceWriter`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceTables {
+    /// `packet_hops.parquet`.
+    pub packet_hops: bool,
+    /// `queue_samples.parquet`.
+    pub queue_samples: bool,
+    /// `cc_samples.parquet`.
+    pub cc_samples: bool,
+}
+
+/// Writes `packet_hops`, `queue_samples` and/or `cc_samples` on a background thread.
 pub struct TraceWriter {
     sender: Option<SyncSender<Batch>>,
     thread: Option<JoinHandle<Result<u64, TraceError>>>,
     hops: Vec<HopRecord>,
     samples: Vec<QueueSample>,
+    cc: Vec<CcSample>,
     /// Rows handed over so far (both tables).
     pub rows: u64,
 }
@@ -172,11 +227,20 @@ impl TraceWriter {
     /// Starts the writer thread for the tables asked for, in folder `dir`.
     pub fn start(
         dir: &Path,
-        packet_hops: bool,
-        queue_samples: bool,
+        tables: TraceTables,
         metadata: Vec<(String, String)>,
     ) -> Result<TraceWriter, TraceError> {
-        let mut hops_writer = if packet_hops {
+        let mut cc_writer = if tables.cc_samples {
+            Some(TableWriter::create_with(
+                &dir.join("cc_samples.parquet"),
+                cc_samples_schema(),
+                &metadata,
+                Layout::Trace,
+            )?)
+        } else {
+            None
+        };
+        let mut hops_writer = if tables.packet_hops {
             Some(TableWriter::create_with(
                 &dir.join("packet_hops.parquet"),
                 packet_hops_schema(),
@@ -186,7 +250,7 @@ impl TraceWriter {
         } else {
             None
         };
-        let mut samples_writer = if queue_samples {
+        let mut samples_writer = if tables.queue_samples {
             Some(TableWriter::create_with(
                 &dir.join("queue_samples.parquet"),
                 queue_samples_schema(),
@@ -221,7 +285,16 @@ impl TraceWriter {
                                 w.write(&queue_samples_batch(&rows).map_err(parquet_error)?)?;
                             }
                         }
+                        Batch::Cc(rows) => {
+                            written += rows.len() as u64;
+                            if let Some(w) = cc_writer.as_mut() {
+                                w.write(&cc_samples_batch(&rows).map_err(parquet_error)?)?;
+                            }
+                        }
                     }
+                }
+                if let Some(w) = cc_writer {
+                    w.finish()?;
                 }
                 if let Some(w) = hops_writer {
                     w.finish()?;
@@ -240,6 +313,7 @@ impl TraceWriter {
             thread: Some(thread),
             hops: Vec::new(),
             samples: Vec::new(),
+            cc: Vec::new(),
             rows: 0,
         })
     }
@@ -257,9 +331,11 @@ impl TraceWriter {
     pub fn finish(mut self) -> Result<u64, TraceError> {
         let hops = std::mem::take(&mut self.hops);
         let samples = std::mem::take(&mut self.samples);
+        let cc = std::mem::take(&mut self.cc);
         // Empty tables still get one (empty) batch so their files exist with the schema.
         self.send(Batch::Hops(hops));
         self.send(Batch::Samples(samples));
+        self.send(Batch::Cc(cc));
         self.sender = None;
         let thread = self.thread.take().expect("writer started");
         thread.join().map_err(|_| TraceError::Parquet {
@@ -285,6 +361,15 @@ impl TraceSink for TraceWriter {
         if self.samples.len() >= BATCH_ROWS {
             let batch = std::mem::replace(&mut self.samples, Vec::with_capacity(BATCH_ROWS));
             self.send(Batch::Samples(batch));
+        }
+    }
+
+    fn cc_samples(&mut self, rows: &mut Vec<CcSample>) {
+        self.rows += rows.len() as u64;
+        self.cc.append(rows);
+        if self.cc.len() >= BATCH_ROWS {
+            let batch = std::mem::replace(&mut self.cc, Vec::with_capacity(BATCH_ROWS));
+            self.send(Batch::Cc(batch));
         }
     }
 }

@@ -180,11 +180,15 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         }
     };
     let trace = &scenario.model.trace;
-    let output = if trace.packet_hops.is_some() || trace.queue_samples.is_some() {
+    let tables = netstep_trace::TraceTables {
+        packet_hops: trace.packet_hops.is_some(),
+        queue_samples: trace.queue_samples.is_some(),
+        cc_samples: trace.cc_samples.is_some(),
+    };
+    let output = if tables != netstep_trace::TraceTables::default() {
         let mut writer = netstep_trace::TraceWriter::start(
             &staging.dir,
-            trace.packet_hops.is_some(),
-            trace.queue_samples.is_some(),
+            tables,
             output::metadata(&scenario.meta),
         )
         .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;

@@ -56,11 +56,11 @@ enum Command {
         /// Override any scenario value: --set topology.k=8 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
-        /// Optional tables besides flows, links and run: packet_hops, queue_samples
-        /// (comma-separated; overrides [trace] tables).
+        /// Optional tables besides flows, links and run: packet_hops, queue_samples,
+        /// cc_samples (comma-separated; overrides [trace] tables).
         #[arg(long, value_name = "TABLES")]
         trace: Option<String>,
-        /// Queue sampling interval for queue_samples, e.g. 10us.
+        /// Sampling interval of queue_samples and cc_samples, e.g. 10us.
         #[arg(long, value_name = "DURATION")]
         sample_interval: Option<String>,
         /// Memory budget, e.g. 8GB: a scenario expected to need more is refused before it

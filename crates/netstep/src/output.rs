@@ -23,12 +23,13 @@ pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
 
 /// Every file a run folder may hold: the tables netstep writes. A folder holding anything else
 /// is not a netstep run and is never replaced or deleted.
-pub const RUN_FILES: [&str; 6] = [
+pub const RUN_FILES: [&str; 7] = [
     "flows.parquet",
     "links.parquet",
     "run.parquet",
     "packet_hops.parquet",
     "queue_samples.parquet",
+    "cc_samples.parquet",
     "pfc_events.parquet",
 ];
 

@@ -1,5 +1,5 @@
 //! Per-packet and per-queue tracing: what to record ([`TraceConfig`]), the records the element
-//! code produces ([`HopRecord`], [`QueueSample`]) and where the engine hands them
+//! code produces ([`HopRecord`], [`QueueSample`], [`CcSample`]) and where the engine hands them
 //! ([`TraceSink`]). Recording is decided per packet per hop at arrival, from the filters only,
 //! so the same packets are traced whatever the thread count.
 
@@ -65,6 +65,10 @@ pub struct TraceConfig {
     pub packet_hops: Option<HopFilter>,
     /// Queue sampling interval; `None` = off.
     pub queue_samples: Option<SimTime>,
+    /// Congestion-control sampling interval; `None` = off.
+    pub cc_samples: Option<SimTime>,
+    /// Flows whose congestion control is sampled (`flows[flow]` true); `None` = all.
+    pub cc_flows: Option<Vec<bool>>,
 }
 
 /// Why a packet was dropped.
@@ -166,6 +170,31 @@ pub struct QueueSample {
     pub ecn_marks: u64,
 }
 
+/// The congestion-control state of one TCP flow at a sample time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcSample {
+    /// Sample time, ps.
+    pub time_ps: u64,
+    /// Flow id.
+    pub flow: u32,
+    /// Congestion window, segments (with NewReno's recovery inflation).
+    pub cwnd: f64,
+    /// Slow-start threshold, segments (`None` while infinite: no loss yet).
+    pub ssthresh: Option<f64>,
+    /// Smoothed RTT (RFC 6298), ps (`None` before the first sample).
+    pub srtt_ps: Option<u64>,
+    /// Retransmission timeout, ps.
+    pub rto_ps: u64,
+    /// Segments sent and not yet cumulatively acknowledged.
+    pub inflight: u32,
+    /// Segments cumulatively acknowledged.
+    pub acked: u32,
+    /// In fast recovery.
+    pub in_recovery: bool,
+    /// DCTCP's `alpha` (`None` for other algorithms).
+    pub alpha: Option<f64>,
+}
+
 /// Receives trace records from the engine, in deterministic order: hop records window by
 /// window (each window's records sorted by [`HopRecord::order_key`]), queue samples time by
 /// time (each sample's rows sorted by port).
@@ -174,6 +203,8 @@ pub trait TraceSink {
     fn hops(&mut self, records: &mut Vec<HopRecord>);
     /// All rows of one sample time.
     fn samples(&mut self, rows: &mut Vec<QueueSample>);
+    /// All congestion-control rows of one sample time (sorted by flow).
+    fn cc_samples(&mut self, rows: &mut Vec<CcSample>);
 }
 
 /// A sink that discards everything (untraced runs).
@@ -186,6 +217,9 @@ impl TraceSink for NoTrace {
     fn samples(&mut self, rows: &mut Vec<QueueSample>) {
         rows.clear();
     }
+    fn cc_samples(&mut self, rows: &mut Vec<CcSample>) {
+        rows.clear();
+    }
 }
 
 /// A sink that keeps everything in memory (tests, small runs).
@@ -195,6 +229,8 @@ pub struct MemoryTrace {
     pub hops: Vec<HopRecord>,
     /// Queue samples in trace order.
     pub samples: Vec<QueueSample>,
+    /// Congestion-control samples in trace order.
+    pub cc: Vec<CcSample>,
 }
 
 impl TraceSink for MemoryTrace {
@@ -203,5 +239,8 @@ impl TraceSink for MemoryTrace {
     }
     fn samples(&mut self, rows: &mut Vec<QueueSample>) {
         self.samples.append(rows);
+    }
+    fn cc_samples(&mut self, rows: &mut Vec<CcSample>) {
+        self.cc.append(rows);
     }
 }

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use super::event::{Event, EventSink};
 use super::node::NodeState;
-use super::trace::{HopRecord, NoTrace, QueueSample, TraceSink};
+use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
 };
@@ -358,6 +358,30 @@ impl<'m> WindowEngine<'m> {
         trace.samples(rows);
     }
 
+    /// Samples the congestion control of every running TCP flow (of the sampled flows) at
+    /// time `at`.
+    fn sample_cc(&self, at: SimTime, rows: &mut Vec<CcSample>, trace: &mut impl TraceSink) {
+        let keep = self.model.trace.cc_flows.as_deref();
+        for chunk in &self.chunks {
+            for &local in &chunk.allocated {
+                let lp = chunk.slots[local as usize].as_ref().expect("allocated");
+                for sender in lp.state.senders.iter().flatten() {
+                    if let crate::transport::Sender::Tcp(tcp) = sender
+                        && !tcp.is_done()
+                        && tcp.failure.is_none()
+                    {
+                        let row = tcp.cc_sample(at);
+                        if keep.is_none_or(|k| k.get(row.flow as usize).copied().unwrap_or(false)) {
+                            rows.push(row);
+                        }
+                    }
+                }
+            }
+        }
+        rows.sort_unstable_by_key(|r| r.flow);
+        trace.cc_samples(rows);
+    }
+
     fn run_loop(
         mut self,
         mut progress: impl FnMut(SimTime),
@@ -374,6 +398,9 @@ impl<'m> WindowEngine<'m> {
         let interval = self.model.trace.queue_samples;
         let mut next_sample = interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
         let mut sample_rows = Vec::new();
+        let cc_interval = self.model.trace.cc_samples;
+        let mut next_cc = cc_interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
+        let mut cc_rows = Vec::new();
         let mut window_records = Vec::new();
         // Bound of the window whose messages wait in `inboxes` (quantized delivery needs it).
         let mut sent_in = SimTime::ZERO;
@@ -398,13 +425,17 @@ impl<'m> WindowEngine<'m> {
                 self.sample_queues(next_sample, &mut sample_rows, trace);
                 next_sample = next_sample.saturating_add(interval.expect("sampling on"));
             }
+            while next_cc <= start {
+                self.sample_cc(next_cc, &mut cc_rows, trace);
+                next_cc = next_cc.saturating_add(cc_interval.expect("sampling on"));
+            }
             let window_end = match quantum {
                 // Quantized windows are aligned to multiples of q, so cutting a window (at a
                 // sample time or the end) never changes where arrivals land.
                 Some(q) => SimTime((start.0 / q.0).saturating_add(1).saturating_mul(q.0)),
                 None => start.saturating_add(self.width),
             };
-            let bound = window_end.min(end).min(next_sample);
+            let bound = window_end.min(end).min(next_sample).min(next_cc);
             self.stats.windows += 1;
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.

@@ -100,6 +100,7 @@ fn thread_count_does_not_change_the_tables() {
         "links.parquet",
         "packet_hops.parquet",
         "queue_samples.parquet",
+        "cc_samples.parquet",
     ];
     let mut tables = Vec::new();
     for threads in ["1", "2"] {
@@ -115,7 +116,7 @@ fn thread_count_does_not_change_the_tables() {
             ])
             .args([
                 "--trace",
-                "packet_hops,queue_samples",
+                "packet_hops,queue_samples,cc_samples",
                 "--sample-interval",
                 "20us",
             ])

@@ -156,6 +156,7 @@ pub fn traced(
     use netstep_core::units::SimTime;
     s.model.trace.packet_hops = Some(HopFilter::all());
     s.model.trace.queue_samples = Some(SimTime::from_us(100));
+    s.model.trace.cc_samples = Some(SimTime::from_us(100));
     let mut trace = MemoryTrace::default();
     let config = EngineConfig {
         threads: 1,

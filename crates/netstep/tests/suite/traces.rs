@@ -28,6 +28,8 @@ fn quickstart_traced() -> Scenario {
     let mut s = scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"2ms\""]);
     s.model.trace.packet_hops = Some(HopFilter::all());
     s.model.trace.queue_samples = Some(SimTime::from_us(20));
+    // Another interval, so windows are cut at both sets of sample times.
+    s.model.trace.cc_samples = Some(SimTime::from_us(13));
     s
 }
 
@@ -46,7 +48,65 @@ fn traces_are_identical_for_any_thread_count() {
             t1.samples == tn.samples,
             "queue samples differ for {threads} threads"
         );
+        assert!(t1.cc == tn.cc, "cc samples differ for {threads} threads");
     }
+    assert!(!t1.cc.is_empty());
+}
+
+#[test]
+fn cc_samples_follow_each_running_tcp_flow() {
+    let s = quickstart_traced();
+    let (out, trace) = traced(&s, 2, WindowMode::Exact);
+    let interval = 13_000_000u64;
+    let mut last: std::collections::HashMap<u32, (u64, u32)> = Default::default();
+    for c in &trace.cc {
+        assert_eq!(c.time_ps % interval, 0, "sampled on the interval");
+        let flow = &out.flows[c.flow as usize];
+        let started = s.model.flows.flows[c.flow as usize].start;
+        assert!(
+            started.0 <= c.time_ps,
+            "flow {} sampled before its start",
+            c.flow
+        );
+        if let Some(end) = flow.end
+            && c.time_ps > end.0
+        {
+            // The receiver has everything; the sender still waits for the last ACKs.
+            assert!(c.inflight > 0, "flow {} sampled after its last ACK", c.flow);
+        }
+        assert!(c.cwnd >= 1.0 && c.alpha.is_none());
+        if let Some((t, acked)) = last.insert(c.flow, (c.time_ps, c.acked)) {
+            assert!(t < c.time_ps && acked <= c.acked, "acked never goes back");
+        }
+    }
+    // Every flow that ran across a sample time appears at it.
+    let sampled: std::collections::HashSet<u32> = trace.cc.iter().map(|c| c.flow).collect();
+    for (i, flow) in out.flows.iter().enumerate() {
+        let start = s.model.flows.flows[i].start.0;
+        if start.div_ceil(interval) * interval < flow.end.map_or(u64::MAX, |e| e.0) {
+            assert!(
+                sampled.contains(&(i as u32)),
+                "flow {i} ran across a sample time"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_flow_filter_limits_cc_samples() {
+    let s = scenario_file(
+        "scenarios/quickstart.toml",
+        &[
+            "traffic.0.duration=\"2ms\"",
+            "trace.tables=[\"cc_samples\"]",
+            "trace.flows=[0, 2]",
+            "trace.sample_interval=\"5us\"",
+        ],
+    );
+    assert_eq!(s.model.trace.cc_samples, Some(SimTime::from_us(5)));
+    let (_, trace) = traced(&s, 1, WindowMode::Exact);
+    let flows: std::collections::BTreeSet<u32> = trace.cc.iter().map(|c| c.flow).collect();
+    assert_eq!(flows, [0, 2].into_iter().collect());
 }
 
 #[test]

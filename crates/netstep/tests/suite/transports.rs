@@ -94,3 +94,54 @@ fn dctcp_settings_are_checked() {
         assert!(err.contains(needle), "{overrides:?}: {err}");
     }
 }
+
+/// DCTCP's `alpha`, read end to end from `cc_samples`, tracks the fraction of packets the
+/// bottleneck marks (RFC 8257 §3.3: alpha is an EWMA of the marked fraction per window).
+/// Over 5-40 ms, cut into 10 batches of 3.5 ms (about 40 round trips, longer than alpha's
+/// 1/g = 16-round-trip memory, so batches are nearly independent), the paired difference
+/// mean(alpha) - marked fraction per batch must not be significant: |mean| <= t(0.995, 9)
+/// x its standard error, t = 3.25 (a 1 % two-sided test). A window-weighted alpha against a
+/// packet-weighted fraction may differ slightly; the test admits only what the sample's own
+/// variability explains. It fails if alpha stopped updating (it would stay near its start
+/// value 1) or tracked anything else.
+#[test]
+fn dctcp_alpha_tracks_the_marked_fraction_in_cc_samples() {
+    let mut s = scenario_file(DCTCP, &[]);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let (_, trace) = traced(&mut s);
+    let batches = 10;
+    let (from, to) = (5_000_000_000u64, 40_000_000_000u64);
+    let width = (to - from) / batches;
+    let mut differences = Vec::new();
+    for b in 0..batches {
+        let (lo, hi) = (from + b * width, from + (b + 1) * width);
+        let alphas: Vec<f64> = trace
+            .cc
+            .iter()
+            .filter(|c| (lo..hi).contains(&c.time_ps))
+            .map(|c| c.alpha.expect("DCTCP samples alpha"))
+            .collect();
+        assert!(alphas.len() >= 2 * 30, "two flows sampled every 100 us");
+        let at = |t: u64| {
+            trace
+                .samples
+                .iter()
+                .find(|q| q.port == bottleneck && q.time_ps == t)
+                .unwrap()
+        };
+        let (a, z) = (at(lo), at(hi));
+        let fraction = (z.ecn_marks - a.ecn_marks) as f64 / (z.tx_packets - a.tx_packets) as f64;
+        let mean_alpha = alphas.iter().sum::<f64>() / alphas.len() as f64;
+        differences.push(mean_alpha - fraction);
+    }
+    let n = differences.len() as f64;
+    let mean = differences.iter().sum::<f64>() / n;
+    let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let se = sd / n.sqrt();
+    println!("alpha - marked fraction: {mean:.4} (standard error {se:.4})");
+    assert!(mean.abs() <= 3.25 * se, "{mean} vs {se}: {differences:?}");
+    // And the samples are a real window: cwnd stays within the path's BDP + K.
+    let cwnd = trace.cc.iter().map(|c| c.cwnd).fold(0.0, f64::max);
+    assert!(cwnd > 10.0 && cwnd < 200.0, "{cwnd}");
+}

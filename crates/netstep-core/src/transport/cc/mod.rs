@@ -99,6 +99,13 @@ impl CongestionControl {
             CongestionControl::Dctcp(c) => c.reno.cwnd,
         }
     }
+    /// DCTCP's `alpha` (`None` for algorithms without one).
+    pub fn alpha(&self) -> Option<f64> {
+        match self {
+            CongestionControl::Dctcp(c) => Some(c.alpha),
+            CongestionControl::NewReno(_) => None,
+        }
+    }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> f64 {
         match self {

@@ -101,6 +101,23 @@ impl TcpSender {
         self.cc.cwnd() + self.inflation
     }
 
+    /// The flow's congestion-control state at `now`, for `cc_samples`.
+    pub fn cc_sample(&self, now: SimTime) -> crate::engine::trace::CcSample {
+        let ssthresh = self.cc.ssthresh();
+        crate::engine::trace::CcSample {
+            time_ps: now.0,
+            flow: self.ends.flow,
+            cwnd: self.cwnd(),
+            ssthresh: ssthresh.is_finite().then_some(ssthresh),
+            srtt_ps: self.rto.srtt().map(|t| t.0),
+            rto_ps: self.rto.rto().0,
+            inflight: self.high_sent.saturating_sub(self.snd_una),
+            acked: self.snd_una,
+            in_recovery: self.in_recovery,
+            alpha: self.cc.alpha(),
+        }
+    }
+
     /// True once every segment is acknowledged.
     pub fn is_done(&self) -> bool {
         self.snd_una >= self.n_segments
