@@ -475,6 +475,8 @@ pub enum CcConfig {
     Newreno,
     /// DCTCP (RFC 8257).
     Dctcp,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 /// Packet size distribution of an open-loop source.

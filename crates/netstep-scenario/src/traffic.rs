@@ -138,13 +138,14 @@ pub fn resolve_transport(
             dctcp_g,
         } => {
             let cc = match (cc.unwrap_or(CcConfig::Newreno), dctcp_g) {
-                (CcConfig::Newreno, Some(_)) => {
+                (CcConfig::Newreno | CcConfig::Cubic, Some(_)) => {
                     return Err(Invalid::new(
                         path.key("dctcp_g"),
                         "applies to cc = \"dctcp\" only",
                     ));
                 }
                 (CcConfig::Newreno, None) => CcSpec::NewReno,
+                (CcConfig::Cubic, None) => CcSpec::Cubic,
                 (CcConfig::Dctcp, g) => {
                     let g = g.unwrap_or(1.0 / 16.0);
                     if !(g > 0.0 && g <= 1.0) {

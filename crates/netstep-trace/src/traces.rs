@@ -166,6 +166,7 @@ pub fn cc_samples_schema() -> Arc<Schema> {
         Field::new("acked_segments", DataType::UInt32, false),
         Field::new("in_recovery", DataType::Boolean, false),
         Field::new("alpha", DataType::Float64, true),
+        Field::new("w_max_segments", DataType::Float64, true),
     ]))
 }
 
@@ -191,6 +192,7 @@ pub fn cc_samples_batch(rows: &[CcSample]) -> Result<RecordBatch, ArrowError> {
             u32_column(rows, |r| r.acked),
             Arc::new(recovery.finish()),
             f64col(&|r| r.alpha),
+            f64col(&|r| r.w_max),
         ],
     )
 }

@@ -193,6 +193,9 @@ pub struct CcSample {
     pub in_recovery: bool,
     /// DCTCP's `alpha` (`None` for other algorithms).
     pub alpha: Option<f64>,
+    /// CUBIC's `W_max`, segments (`None` for other algorithms, and before CUBIC's first
+    /// reduction or congestion-avoidance epoch).
+    pub w_max: Option<f64>,
 }
 
 /// Receives trace records from the engine, in deterministic order: hop records window by

@@ -145,3 +145,147 @@ fn dctcp_alpha_tracks_the_marked_fraction_in_cc_samples() {
     let cwnd = trace.cc.iter().map(|c| c.cwnd).fold(0.0, f64::max);
     assert!(cwnd > 10.0 && cwnd < 200.0, "{cwnd}");
 }
+
+const CUBIC: &str = "scenarios/transports/cubic.toml";
+
+/// Runs with only queue and congestion-control samples at `interval` (no hop records).
+fn sampled(
+    s: &netstep_scenario::Scenario,
+    interval: netstep_core::units::SimTime,
+) -> netstep_core::engine::trace::MemoryTrace {
+    use netstep_core::engine::EngineConfig;
+    use netstep_core::engine::trace::MemoryTrace;
+    use netstep_core::engine::window::WindowEngine;
+    let mut model = s.model.clone();
+    model.trace.queue_samples = Some(interval);
+    model.trace.cc_samples = Some(interval);
+    let mut trace = MemoryTrace::default();
+    let config = EngineConfig {
+        threads: 1,
+        window: WindowMode::Exact,
+        end: s.meta.duration,
+    };
+    WindowEngine::new(&model, config)
+        .unwrap()
+        .run_traced(|_| {}, &mut trace)
+        .expect("run");
+    trace
+}
+
+/// CUBIC fills a half-BDP drop-tail bottleneck and two flows of equal RTT share it: over
+/// 4.9-14.9 s, utilisation >= 95 % (the bottleneck's transmitted bytes) and Jain fairness >= 0.95
+/// (each flow's newly acknowledged segments, from cc_samples).
+#[test]
+fn cubic_fills_the_bottleneck_and_shares_it_fairly() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(CUBIC, &[]);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let trace = sampled(&s, SimTime::from_ms(100));
+    // The last sample is at 14.9 s (the run stops at 15 s).
+    let (from, to) = (4_900_000_000_000u64, 14_900_000_000_000u64);
+    let port_at = |t: u64| {
+        trace
+            .samples
+            .iter()
+            .find(|q| q.port == bottleneck && q.time_ps == t)
+            .unwrap()
+    };
+    let utilisation = (port_at(to).tx_bytes - port_at(from).tx_bytes) as f64 * 8.0 / 10.0 / 100e6;
+    let acked = |flow: u32, t: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == t)
+            .unwrap()
+            .acked as f64
+    };
+    let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
+    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    println!("CUBIC: utilisation {utilisation:.4}, Jain {jain:.4}, segments {x:?}");
+    assert!(utilisation >= 0.95, "{utilisation}");
+    assert!(jain >= 0.95, "{jain}");
+}
+
+/// RFC 9438 §4.2 on a clean link (no random loss; drop-tail overflow is the only loss): one
+/// flow, 200 Mb/s, 100 ms RTT (BDP 1,667 segments), 500 KB buffer. In every congestion-avoidance
+/// epoch between two reductions, sampled every 10 ms, the window is within 5 % of
+/// `W(t) = C (t - K)^3 + W_max` with `W_max` the sampled plateau, `K = cbrt((W_max - W0) / C)`
+/// from the window W0 the epoch starts at, and t from the first sample after recovery (at most
+/// 10 ms late: under 0.1 % of the window here). Reno's linear growth (0.5 segment per round
+/// trip) would be 25 % below the curve by the end of the concave epoch.
+#[test]
+fn cubic_window_follows_the_cubic_curve_between_losses() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(
+        CUBIC,
+        &[
+            "topology.fabric_links.rate=\"200Mbps\"",
+            "topology.fabric_links.delay=\"50ms\"",
+            "topology.fabric_links.buffer=\"500KB\"",
+            "traffic.0.flows=[{ src = \"l0\", dst = \"r0\", size = \"100GB\" }]",
+            "simulation.duration=\"25s\"",
+        ],
+    );
+    let trace = sampled(&s, SimTime::from_ms(10));
+    let cc: Vec<_> = trace.cc.iter().filter(|c| c.flow == 0).collect();
+    // A reduction is a sample whose ssthresh differs from the previous one's.
+    let reductions: Vec<usize> = (1..cc.len())
+        .filter(|&i| cc[i].ssthresh != cc[i - 1].ssthresh)
+        .collect();
+    let mut epochs = 0;
+    for pair in reductions.windows(2) {
+        let samples: Vec<_> = cc[pair[0]..pair[1]]
+            .iter()
+            .filter(|c| !c.in_recovery)
+            .collect();
+        // Two reductions in a row (losses found during one recovery) leave no epoch.
+        if samples.len() < 2 {
+            continue;
+        }
+        let first = samples[0];
+        // The epoch's plateau, fixed at its first avoidance ACK (which may follow the first
+        // sample: with a window above W_max, W_max becomes the window and K = 0).
+        let w_max = samples[1].w_max.expect("CUBIC samples W_max");
+        let w0 = first.ssthresh.unwrap();
+        let k = ((w_max - w0).max(0.0) / 0.4).cbrt();
+        let mut worst = 0.0f64;
+        for c in &samples {
+            if c.time_ps > first.time_ps {
+                assert_eq!(c.w_max, Some(w_max), "W_max is constant within an epoch");
+            }
+            let t = (c.time_ps - first.time_ps) as f64 * 1e-12;
+            let expected = 0.4 * (t - k).powi(3) + w_max;
+            worst = worst.max((c.cwnd - expected).abs() / expected);
+        }
+        let span = (samples.last().unwrap().time_ps - first.time_ps) as f64 * 1e-12;
+        println!(
+            "epoch from {:.2} s for {span:.2} s: W_max {w_max:.1}, W0 {w0:.1}, K {k:.2} s, worst error {worst:.5}",
+            first.time_ps as f64 * 1e-12
+        );
+        assert!(worst <= 0.05, "{worst}");
+        epochs += 1;
+    }
+    assert!(epochs >= 2, "{epochs} complete epochs");
+}
+
+#[test]
+fn cubic_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        CUBIC,
+        &[
+            "traffic.0.flows.0.size=\"3MB\"",
+            "traffic.0.flows.1.size=\"3MB\"",
+            "topology.fabric_links.buffer=\"20KB\"",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert!(reference.stats.drops > 0, "losses exercise the reductions");
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "cubic");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "cubic, 4 threads",
+    );
+}

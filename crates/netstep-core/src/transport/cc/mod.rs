@@ -12,9 +12,11 @@
 //! and reads [`CongestionControl::cwnd`] and the pacing hook
 //! [`CongestionControl::pacing_rate`].
 
+mod cubic;
 mod dctcp;
 mod newreno;
 
+pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use newreno::NewReno;
 
@@ -25,6 +27,8 @@ use crate::units::SimTime;
 pub enum CcSpec {
     /// RFC 5681 slow start and congestion avoidance, RFC 6582 / RFC 6675 reductions.
     NewReno,
+    /// CUBIC (RFC 9438).
+    Cubic,
     /// DCTCP (RFC 8257): ECN-capable, window cut by `alpha / 2` per marked round trip.
     Dctcp {
         /// EWMA gain of `alpha`, parts per million (RFC 8257 default 1/16 = 62,500).
@@ -38,6 +42,7 @@ impl CcSpec {
         match self {
             CcSpec::NewReno => "newreno",
             CcSpec::Dctcp { .. } => "dctcp",
+            CcSpec::Cubic => "cubic",
         }
     }
     /// The `transport` value in `flows.parquet`: `tcp_<name>`.
@@ -45,6 +50,7 @@ impl CcSpec {
         match self {
             CcSpec::NewReno => "tcp_newreno",
             CcSpec::Dctcp { .. } => "tcp_dctcp",
+            CcSpec::Cubic => "tcp_cubic",
         }
     }
     /// Whether data segments are sent ECN-capable (ECT(0)).
@@ -79,6 +85,8 @@ pub enum CongestionControl {
     NewReno(NewReno),
     /// DCTCP.
     Dctcp(Dctcp),
+    /// CUBIC.
+    Cubic(Cubic),
 }
 
 impl CongestionControl {
@@ -86,6 +94,7 @@ impl CongestionControl {
     pub fn new(spec: CcSpec, initial_cwnd: u32) -> CongestionControl {
         match spec {
             CcSpec::NewReno => CongestionControl::NewReno(NewReno::new(initial_cwnd)),
+            CcSpec::Cubic => CongestionControl::Cubic(Cubic::new(initial_cwnd)),
             CcSpec::Dctcp { g_ppm } => {
                 CongestionControl::Dctcp(Dctcp::new(initial_cwnd, g_ppm as f64 / 1e6))
             }
@@ -96,6 +105,7 @@ impl CongestionControl {
     pub fn cwnd(&self) -> f64 {
         match self {
             CongestionControl::NewReno(c) => c.cwnd,
+            CongestionControl::Cubic(c) => c.cwnd,
             CongestionControl::Dctcp(c) => c.reno.cwnd,
         }
     }
@@ -103,13 +113,21 @@ impl CongestionControl {
     pub fn alpha(&self) -> Option<f64> {
         match self {
             CongestionControl::Dctcp(c) => Some(c.alpha),
-            CongestionControl::NewReno(_) => None,
+            CongestionControl::NewReno(_) | CongestionControl::Cubic(_) => None,
+        }
+    }
+    /// CUBIC's `W_max` (`None` for other algorithms or before it is set).
+    pub fn w_max(&self) -> Option<f64> {
+        match self {
+            CongestionControl::Cubic(c) => (c.w_max > 0.0).then_some(c.w_max),
+            CongestionControl::NewReno(_) | CongestionControl::Dctcp(_) => None,
         }
     }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> f64 {
         match self {
             CongestionControl::NewReno(c) => c.ssthresh,
+            CongestionControl::Cubic(c) => c.ssthresh,
             CongestionControl::Dctcp(c) => c.reno.ssthresh,
         }
     }
@@ -118,6 +136,7 @@ impl CongestionControl {
     pub fn on_ack(&mut self, ack: &AckSample) {
         match self {
             CongestionControl::NewReno(c) => c.on_ack(ack),
+            CongestionControl::Cubic(c) => c.on_ack(ack),
             CongestionControl::Dctcp(c) => c.on_ack(ack),
         }
     }
@@ -125,6 +144,7 @@ impl CongestionControl {
     pub fn on_congestion(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_congestion(flight),
+            CongestionControl::Cubic(c) => c.on_congestion(flight),
             CongestionControl::Dctcp(c) => c.reno.on_congestion(flight),
         }
     }
@@ -132,6 +152,7 @@ impl CongestionControl {
     pub fn on_recovery_exit(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_recovery_exit(flight),
+            CongestionControl::Cubic(c) => c.on_recovery_exit(flight),
             CongestionControl::Dctcp(c) => c.reno.on_recovery_exit(flight),
         }
     }
@@ -139,6 +160,7 @@ impl CongestionControl {
     pub fn on_timeout(&mut self, flight: u32) {
         match self {
             CongestionControl::NewReno(c) => c.on_timeout(flight),
+            CongestionControl::Cubic(c) => c.on_timeout(flight),
             CongestionControl::Dctcp(c) => c.reno.on_timeout(flight),
         }
     }
@@ -146,7 +168,9 @@ impl CongestionControl {
     /// `None` to send as the window allows. NewReno does not pace.
     pub fn pacing_rate(&self) -> Option<f64> {
         match self {
-            CongestionControl::NewReno(_) | CongestionControl::Dctcp(_) => None,
+            CongestionControl::NewReno(_)
+            | CongestionControl::Dctcp(_)
+            | CongestionControl::Cubic(_) => None,
         }
     }
 }

@@ -115,6 +115,7 @@ impl TcpSender {
             acked: self.snd_una,
             in_recovery: self.in_recovery,
             alpha: self.cc.alpha(),
+            w_max: self.cc.w_max(),
         }
     }
 
