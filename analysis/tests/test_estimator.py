@@ -31,3 +31,34 @@ def test_estimator_quick(tmp_path):
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
     seeds = sorted(p.name for p in (tmp_path / "data" / "load=0.5").iterdir())
     assert seeds == ["seed=1", "seed=2"]
+
+
+def test_estimator_switches_congestion_control_with_set(tmp_path):
+    env = {**os.environ, "NETSTEP_BIN": str(netstep_binary())}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--quick",
+            "--out",
+            str(tmp_path),
+            "--set",
+            "transport.cc=dctcp",
+            "--set",
+            'topology.links.aqm={ kind = "step", k = "20KB" }',
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    import polars as pl
+
+    import netstep_analysis as na
+
+    frames = na.load(tmp_path / "data")
+    assert frames["flows"].collect()["transport"].unique().to_list() == ["tcp_dctcp"]
+    assert frames["links"].collect()["ecn_marks"].sum() > 0
+    assert pl.read_parquet(tmp_path / "data" / "sweep.parquet")["status"].to_list() == ["done"] * 2

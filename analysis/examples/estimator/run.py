@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -85,11 +86,24 @@ def netstep_binary(arg: str | None) -> Path:
     return path
 
 
-def generate(binary: Path, out: Path, cfg: dict, jobs: int) -> Path:
+def toml_value(text: str) -> str:
+    """A ``--set`` value as a TOML literal: as given when it parses (``8``, ``"1us"``,
+    ``{ kind = "step", k = "20KB" }``), else quoted as a string (``dctcp``, ``10Gbps``)."""
+    try:
+        tomllib.loads(f"v = {text}")
+        return text
+    except tomllib.TOMLDecodeError:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def generate(
+    binary: Path, out: Path, cfg: dict, jobs: int, overrides: list[str] | None = None
+) -> Path:
     """Run every (load, seed) of the sweep with ``netstep sweep`` into ``out/data``.
 
-    Writes ``out/scenario.toml`` and ``out/sweep.toml``; points already done (an earlier run
-    of this script with the same settings) are skipped. Returns the sweep folder.
+    Writes ``out/scenario.toml`` and ``out/sweep.toml`` (``overrides``, ``KEY=VALUE`` as for
+    ``netstep run --set``, go into its ``[set]`` table); points already done (an earlier run of
+    this script with the same settings) are skipped. Returns the sweep folder.
     """
     out.mkdir(parents=True, exist_ok=True)
     (out / "scenario.toml").write_text(
@@ -106,6 +120,15 @@ def generate(binary: Path, out: Path, cfg: dict, jobs: int) -> Path:
         "[grid]\n"
         f'load = {{ key = "traffic.0.load", values = [{loads}] }}\n'
     )
+    if overrides:
+        lines = ["", "[set]"]
+        for item in overrides:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise SystemExit(f"error: --set {item!r}: expected KEY=VALUE")
+            lines.append(f'"{key.strip()}" = {toml_value(value.strip())}')
+        with sweep.open("a") as f:
+            f.write("\n".join(lines) + "\n")
     data = out / "data"
     cmd = [str(binary), "sweep", str(sweep), "--out", str(data), "--jobs", str(jobs), "--quiet"]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -263,13 +286,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one load, 2 seeds, 2 ms")
     parser.add_argument("--netstep", help="netstep binary (default $NETSTEP_BIN or release)")
     parser.add_argument("--jobs", type=int, default=2, help="netstep runs in parallel")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="scenario override for every run, e.g. --set transport.cc=dctcp (repeatable)",
+    )
     args = parser.parse_args(argv)
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     cfg = QUICK if args.quick else FULL
     out = Path(args.out)
     t0 = time.perf_counter()
-    generate(netstep_binary(args.netstep), out, cfg, args.jobs)
+    generate(netstep_binary(args.netstep), out, cfg, args.jobs, args.overrides)
     t_gen = time.perf_counter() - t0
 
     flows, params = features(out / "data")
