@@ -477,6 +477,12 @@ pub enum CcConfig {
     Dctcp,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// REAL's generic source: a fixed window (`initial_cwnd`), no congestion control.
+    Generic,
+    /// REAL's JK source: Jacobson-Karels slow start and congestion avoidance.
+    Jk,
+    /// REAL's DEC source: the DECbit window rule.
+    Dec,
 }
 
 /// Packet size distribution of an open-loop source.

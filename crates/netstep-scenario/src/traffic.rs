@@ -138,7 +138,14 @@ pub fn resolve_transport(
             dctcp_g,
         } => {
             let cc = match (cc.unwrap_or(CcConfig::Newreno), dctcp_g) {
-                (CcConfig::Newreno | CcConfig::Cubic, Some(_)) => {
+                (
+                    CcConfig::Newreno
+                    | CcConfig::Cubic
+                    | CcConfig::Generic
+                    | CcConfig::Jk
+                    | CcConfig::Dec,
+                    Some(_),
+                ) => {
                     return Err(Invalid::new(
                         path.key("dctcp_g"),
                         "applies to cc = \"dctcp\" only",
@@ -146,6 +153,9 @@ pub fn resolve_transport(
                 }
                 (CcConfig::Newreno, None) => CcSpec::NewReno,
                 (CcConfig::Cubic, None) => CcSpec::Cubic,
+                (CcConfig::Generic, None) => CcSpec::Generic,
+                (CcConfig::Jk, None) => CcSpec::Jk,
+                (CcConfig::Dec, None) => CcSpec::Dec,
                 (CcConfig::Dctcp, g) => {
                     let g = g.unwrap_or(1.0 / 16.0);
                     if !(g > 0.0 && g <= 1.0) {
@@ -175,7 +185,7 @@ pub fn resolve_transport(
             }
             let delayed_ack = duration_at(delayed_ack, path.key("delayed_ack"), SimTime::ZERO)?;
             let spec = TcpSpec {
-                sack: sack.unwrap_or(true),
+                sack: sack.unwrap_or(!cc.go_back_n_only()),
                 delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
                 abc_limit: abc_limit.unwrap_or(2),
                 pacing: pacing.unwrap_or(false),
@@ -190,9 +200,19 @@ pub fn resolve_transport(
                     SimTime::from_secs(1),
                 )?,
                 rto_max: duration_at(rto_max, path.key("rto_max"), SimTime::from_secs(60))?,
-                dupack_threshold: 3,
+                // REAL's sources recover by go-back-N after a timeout only.
+                dupack_threshold: if cc.go_back_n_only() { u32::MAX } else { 3 },
                 max_retries: max_retries.unwrap_or(15),
             };
+            if cc.go_back_n_only() && *sack == Some(true) {
+                return Err(Invalid::new(
+                    path.key("sack"),
+                    format!(
+                        "cc = \"{}\" (a REAL source) recovers by go-back-N after a timeout; SACK does not apply",
+                        cc.name()
+                    ),
+                ));
+            }
             if spec.initial_cwnd == 0 {
                 return Err(Invalid::new(path.key("initial_cwnd"), "must be at least 1"));
             }

@@ -150,6 +150,7 @@ mod tests {
                 rtt,
                 abc_limit: 0,
                 ece: false,
+                congestion: false,
                 una: 0,
                 high: 0,
             });

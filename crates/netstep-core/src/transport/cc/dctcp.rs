@@ -84,6 +84,7 @@ mod tests {
             rtt: SimTime::ZERO,
             abc_limit: 0,
             ece,
+            congestion: false,
             una,
             high,
         }

@@ -14,10 +14,16 @@
 
 mod cubic;
 mod dctcp;
+mod dec;
+mod generic;
+mod jk;
 mod newreno;
 
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use dec::Dec;
+pub use generic::Generic;
+pub use jk::Jk;
 pub use newreno::NewReno;
 
 use crate::units::SimTime;
@@ -34,6 +40,12 @@ pub enum CcSpec {
         /// EWMA gain of `alpha`, parts per million (RFC 8257 default 1/16 = 62,500).
         g_ppm: u32,
     },
+    /// REAL's generic source: a fixed window (the initial window), no congestion control.
+    Generic,
+    /// REAL's JK source: Jacobson-Karels slow start and congestion avoidance.
+    Jk,
+    /// REAL's DEC source: the DECbit window rule.
+    Dec,
 }
 
 impl CcSpec {
@@ -43,6 +55,9 @@ impl CcSpec {
             CcSpec::NewReno => "newreno",
             CcSpec::Dctcp { .. } => "dctcp",
             CcSpec::Cubic => "cubic",
+            CcSpec::Generic => "generic",
+            CcSpec::Jk => "jk",
+            CcSpec::Dec => "dec",
         }
     }
     /// The `transport` value in `flows.parquet`: `tcp_<name>`.
@@ -51,7 +66,15 @@ impl CcSpec {
             CcSpec::NewReno => "tcp_newreno",
             CcSpec::Dctcp { .. } => "tcp_dctcp",
             CcSpec::Cubic => "tcp_cubic",
+            CcSpec::Generic => "tcp_generic",
+            CcSpec::Jk => "tcp_jk",
+            CcSpec::Dec => "tcp_dec",
         }
+    }
+    /// REAL's sources (generic, JK, DEC) recover by go-back-N after a timeout only: no fast
+    /// retransmit, no SACK.
+    pub const fn go_back_n_only(self) -> bool {
+        matches!(self, CcSpec::Generic | CcSpec::Jk | CcSpec::Dec)
     }
     /// Whether data segments are sent ECN-capable (ECT(0)).
     pub const fn ecn_capable(self) -> bool {
@@ -72,6 +95,8 @@ pub struct AckSample {
     pub abc_limit: u32,
     /// The ACK echoed congestion experienced (ECE).
     pub ece: bool,
+    /// The ACK carries the DECbit congestion bit (copied by the receiver from the data).
+    pub congestion: bool,
     /// The cumulative ACK point after this ACK (segments).
     pub una: u32,
     /// One past the highest segment sent so far.
@@ -87,6 +112,12 @@ pub enum CongestionControl {
     Dctcp(Dctcp),
     /// CUBIC.
     Cubic(Cubic),
+    /// REAL's generic source.
+    Generic(Generic),
+    /// REAL's JK source.
+    Jk(Jk),
+    /// REAL's DEC source.
+    Dec(Dec),
 }
 
 impl CongestionControl {
@@ -95,6 +126,9 @@ impl CongestionControl {
         match spec {
             CcSpec::NewReno => CongestionControl::NewReno(NewReno::new(initial_cwnd)),
             CcSpec::Cubic => CongestionControl::Cubic(Cubic::new(initial_cwnd)),
+            CcSpec::Generic => CongestionControl::Generic(Generic::new(initial_cwnd)),
+            CcSpec::Jk => CongestionControl::Jk(Jk::new(initial_cwnd)),
+            CcSpec::Dec => CongestionControl::Dec(Dec::new(initial_cwnd)),
             CcSpec::Dctcp { g_ppm } => {
                 CongestionControl::Dctcp(Dctcp::new(initial_cwnd, g_ppm as f64 / 1e6))
             }
@@ -107,20 +141,23 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.cwnd,
             CongestionControl::Cubic(c) => c.cwnd,
             CongestionControl::Dctcp(c) => c.reno.cwnd,
+            CongestionControl::Generic(c) => c.cwnd,
+            CongestionControl::Jk(c) => c.cwnd,
+            CongestionControl::Dec(c) => c.cwnd,
         }
     }
     /// DCTCP's `alpha` (`None` for algorithms without one).
     pub fn alpha(&self) -> Option<f64> {
         match self {
             CongestionControl::Dctcp(c) => Some(c.alpha),
-            CongestionControl::NewReno(_) | CongestionControl::Cubic(_) => None,
+            _ => None,
         }
     }
     /// CUBIC's `W_max` (`None` for other algorithms or before it is set).
     pub fn w_max(&self) -> Option<f64> {
         match self {
             CongestionControl::Cubic(c) => (c.w_max > 0.0).then_some(c.w_max),
-            CongestionControl::NewReno(_) | CongestionControl::Dctcp(_) => None,
+            _ => None,
         }
     }
     /// Slow-start threshold in segments.
@@ -129,6 +166,8 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.ssthresh,
             CongestionControl::Cubic(c) => c.ssthresh,
             CongestionControl::Dctcp(c) => c.reno.ssthresh,
+            CongestionControl::Jk(c) => c.ssthresh,
+            CongestionControl::Generic(_) | CongestionControl::Dec(_) => f64::INFINITY,
         }
     }
     /// New data acknowledged outside loss recovery.
@@ -138,6 +177,9 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.on_ack(ack),
             CongestionControl::Cubic(c) => c.on_ack(ack),
             CongestionControl::Dctcp(c) => c.on_ack(ack),
+            CongestionControl::Generic(_) => {}
+            CongestionControl::Jk(c) => c.on_ack(ack),
+            CongestionControl::Dec(c) => c.on_ack(ack),
         }
     }
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
@@ -146,6 +188,10 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.on_congestion(flight),
             CongestionControl::Cubic(c) => c.on_congestion(flight),
             CongestionControl::Dctcp(c) => c.reno.on_congestion(flight),
+            // REAL's sources never enter fast recovery (no fast retransmit).
+            CongestionControl::Generic(_) => {}
+            CongestionControl::Jk(c) => c.on_loss(flight),
+            CongestionControl::Dec(c) => c.on_timeout(),
         }
     }
     /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
@@ -154,6 +200,9 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.on_recovery_exit(flight),
             CongestionControl::Cubic(c) => c.on_recovery_exit(flight),
             CongestionControl::Dctcp(c) => c.reno.on_recovery_exit(flight),
+            CongestionControl::Generic(_)
+            | CongestionControl::Jk(_)
+            | CongestionControl::Dec(_) => {}
         }
     }
     /// A retransmission timeout with `flight` segments outstanding.
@@ -162,15 +211,15 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.on_timeout(flight),
             CongestionControl::Cubic(c) => c.on_timeout(flight),
             CongestionControl::Dctcp(c) => c.reno.on_timeout(flight),
+            CongestionControl::Generic(_) => {}
+            CongestionControl::Jk(c) => c.on_loss(flight),
+            CongestionControl::Dec(c) => c.on_timeout(),
         }
     }
     /// Pacing hook: the rate (bits per second) at which the sender spaces its segments, or
-    /// `None` to send as the window allows. NewReno does not pace.
+    /// `None` to send as the window allows. None of the window-based algorithms here paces
+    /// by itself (rate-based ones will); `pacing = true` paces any of them from cwnd / srtt.
     pub fn pacing_rate(&self) -> Option<f64> {
-        match self {
-            CongestionControl::NewReno(_)
-            | CongestionControl::Dctcp(_)
-            | CongestionControl::Cubic(_) => None,
-        }
+        None
     }
 }

@@ -68,6 +68,7 @@ mod tests {
             rtt: SimTime(1),
             abc_limit,
             ece: false,
+            congestion: false,
             una: 0,
             high: 0,
         }

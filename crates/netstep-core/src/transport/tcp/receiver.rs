@@ -35,6 +35,8 @@ pub struct TcpReceiver {
     echo_ps: u64,
     /// Whether the last data segment arrived CE-marked (echoed as ECE, RFC 8257 §3.2).
     ce: bool,
+    /// A segment since the last ACK arrived with the DECbit congestion bit.
+    congestion: bool,
     timer_token: u32,
     /// Distinct segments received.
     pub delivered: u64,
@@ -55,6 +57,7 @@ impl TcpReceiver {
             pending: 0,
             echo_ps: 0,
             ce: false,
+            congestion: false,
             timer_token: 0,
             delivered: 0,
             completed: None,
@@ -127,6 +130,8 @@ impl TcpReceiver {
             self.send_ack(spec, self.expected, out);
         }
         self.ce = ce;
+        // DECbit: the next ACK carries the bit if any segment it answers had it.
+        self.congestion |= data.has(Packet::CONGESTION);
         let had_gap = !self.ranges.is_empty();
         let (new, in_order) = self.store(seq);
         if new {
@@ -170,6 +175,8 @@ impl TcpReceiver {
         );
         ack.sent_ps = self.echo_ps;
         ack.set(Packet::ECN_ECHO, self.ce);
+        ack.set(Packet::CONGESTION, self.congestion);
+        self.congestion = false;
         if let Some((start, len)) = self.sack_block(seq) {
             ack.sack_start = start;
             ack.sack_len = len as u16;

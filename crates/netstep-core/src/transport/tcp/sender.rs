@@ -164,6 +164,7 @@ impl TcpSender {
                     rtt,
                     abc_limit: spec.abc_limit,
                     ece: ack.has(Packet::ECN_ECHO),
+                    congestion: ack.has(Packet::CONGESTION),
                     una: a,
                     high: self.high_sent,
                 });
