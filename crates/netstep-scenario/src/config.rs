@@ -483,6 +483,8 @@ pub enum CcConfig {
     Jk,
     /// REAL's DEC source: the DECbit window rule.
     Dec,
+    /// BBR version 1 (Cardwell et al. 2016).
+    Bbr,
 }
 
 /// Packet size distribution of an open-loop source.

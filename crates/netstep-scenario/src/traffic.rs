@@ -143,7 +143,8 @@ pub fn resolve_transport(
                     | CcConfig::Cubic
                     | CcConfig::Generic
                     | CcConfig::Jk
-                    | CcConfig::Dec,
+                    | CcConfig::Dec
+                    | CcConfig::Bbr,
                     Some(_),
                 ) => {
                     return Err(Invalid::new(
@@ -156,6 +157,7 @@ pub fn resolve_transport(
                 (CcConfig::Generic, None) => CcSpec::Generic,
                 (CcConfig::Jk, None) => CcSpec::Jk,
                 (CcConfig::Dec, None) => CcSpec::Dec,
+                (CcConfig::Bbr, None) => CcSpec::Bbr,
                 (CcConfig::Dctcp, g) => {
                     let g = g.unwrap_or(1.0 / 16.0);
                     if !(g > 0.0 && g <= 1.0) {

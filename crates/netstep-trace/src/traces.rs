@@ -167,6 +167,8 @@ pub fn cc_samples_schema() -> Arc<Schema> {
         Field::new("in_recovery", DataType::Boolean, false),
         Field::new("alpha", DataType::Float64, true),
         Field::new("w_max_segments", DataType::Float64, true),
+        Field::new("pacing_rate_bps", DataType::Float64, true),
+        Field::new("btl_bw_bps", DataType::Float64, true),
     ]))
 }
 
@@ -193,6 +195,8 @@ pub fn cc_samples_batch(rows: &[CcSample]) -> Result<RecordBatch, ArrowError> {
             Arc::new(recovery.finish()),
             f64col(&|r| r.alpha),
             f64col(&|r| r.w_max),
+            f64col(&|r| r.pacing_rate_bps),
+            f64col(&|r| r.btl_bw_bps),
         ],
     )
 }

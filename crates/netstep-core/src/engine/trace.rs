@@ -196,6 +196,10 @@ pub struct CcSample {
     /// CUBIC's `W_max`, segments (`None` for other algorithms, and before CUBIC's first
     /// reduction or congestion-avoidance epoch).
     pub w_max: Option<f64>,
+    /// Pacing rate, bit/s (`None` when the flow is not paced).
+    pub pacing_rate_bps: Option<f64>,
+    /// BBR's bottleneck bandwidth estimate, bit/s (`None` for other algorithms).
+    pub btl_bw_bps: Option<f64>,
 }
 
 /// Receives trace records from the engine, in deterministic order: hop records window by

@@ -151,11 +151,12 @@ const KEYS: [&str; 67] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 62] = [
+const VALUES: [&str; 63] = [
     "{ classes = [0], xoff = \"1B\", xon = \"0B\", headroom = \"0B\" }",
     "\"dctcp\"",
     "\"cubic\"",
     "\"dec\"",
+    "\"bbr\"",
     "{ rate = \"1bps\", delay = \"0s\", buffer = \"0B\" }",
     "{ kind = \"decbit\" }",
     "{ rate = \"1bps\", burst = \"1B\" }",

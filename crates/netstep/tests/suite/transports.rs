@@ -506,3 +506,108 @@ fn real_sources_refuse_sack() {
     let err = load_error(REAL, &["traffic.0.transport.sack=true"]);
     assert!(err.contains("go-back-N"), "{err}");
 }
+
+const BBR: &str = "scenarios/transports/bbr.toml";
+
+/// BBR v1 on a deep buffer: two flows of equal RTT fill the bottleneck (utilisation >= 95 %,
+/// Jain >= 0.95 over 4.9-14.9 s, no drop) while the queue stays near one BDP. Bound: BBR caps
+/// each flow's data in flight at `2 x BtlBw x RTprop + 3` segments; with the flows' BtlBw
+/// estimates adding up to at most 1.05 C (the 5 % of the estimate test), the data in flight is
+/// at most 2.1 C x RTprop + 6 segments, so the queue (in flight beyond the pipe's C x RTprop)
+/// stays within 1.1 BDP + 6 segments once Startup is over, and within Startup's gain
+/// `2 / ln 2` times the BDP during it: far below the 1.25 MB (10 BDP) buffer.
+#[test]
+fn bbr_fills_the_bottleneck_fairly_with_a_bounded_queue() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(BBR, &[]);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let trace = sampled(&s, SimTime::from_ms(10));
+    let (from, to) = (4_900_000_000_000u64, 14_900_000_000_000u64);
+    let port: Vec<_> = trace
+        .samples
+        .iter()
+        .filter(|q| q.port == bottleneck)
+        .collect();
+    let at = |t: u64| port.iter().find(|q| q.time_ps == t).unwrap();
+    let utilisation = (at(to).tx_bytes - at(from).tx_bytes) as f64 * 8.0 / 10.0 / 100e6;
+    let acked = |flow: u32, t: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == t)
+            .unwrap()
+            .acked as f64
+    };
+    let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
+    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    let bdp = 100e6 / 8.0 * 0.010;
+    let after_startup = port
+        .iter()
+        .filter(|q| q.time_ps >= 1_000_000_000_000)
+        .map(|q| q.queue_bytes)
+        .max()
+        .unwrap() as f64;
+    let overall = port.iter().map(|q| q.queue_bytes).max().unwrap() as f64;
+    println!(
+        "BBR: utilisation {utilisation:.4}, Jain {jain:.4}, largest queue {after_startup} B after Startup, {overall} B overall, drops {}",
+        at(to).drops
+    );
+    assert!(utilisation >= 0.95, "{utilisation}");
+    assert!(jain >= 0.95, "{jain}");
+    assert_eq!(at(to).drops, 0);
+    assert!(after_startup <= 1.1 * bdp + 6.0 * 1500.0, "{after_startup}");
+    assert!(overall <= 2.885 * bdp, "{overall}");
+}
+
+/// One BBR flow alone: its bottleneck-bandwidth estimate (the max delivery rate over 10 round
+/// trips, in wire bits) is within 5 % of the 100 Mb/s link in every sample after Startup.
+#[test]
+fn bbr_estimates_the_bottleneck_bandwidth_within_five_percent() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(
+        BBR,
+        &[
+            "traffic.0.flows=[{ src = \"l0\", dst = \"r0\", size = \"1GB\" }]",
+            "simulation.duration=\"5s\"",
+        ],
+    );
+    let trace = sampled(&s, SimTime::from_ms(10));
+    let estimates: Vec<f64> = trace
+        .cc
+        .iter()
+        .filter(|c| c.time_ps >= 1_000_000_000_000)
+        .map(|c| c.btl_bw_bps.expect("BBR samples BtlBw"))
+        .collect();
+    assert!(estimates.len() > 300);
+    let worst = estimates
+        .iter()
+        .map(|e| (e - 100e6).abs() / 100e6)
+        .fold(0.0, f64::max);
+    println!(
+        "BBR alone: BtlBw {:.2}-{:.2} Mb/s, worst error {worst:.4}",
+        estimates.iter().cloned().fold(f64::MAX, f64::min) / 1e6,
+        estimates.iter().cloned().fold(0.0, f64::max) / 1e6
+    );
+    assert!(worst <= 0.05, "{worst}");
+}
+
+#[test]
+fn bbr_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        BBR,
+        &[
+            "traffic.0.flows.0.size=\"3MB\"",
+            "traffic.0.flows.1.size=\"3MB\"",
+            "topology.fabric_links.buffer=\"30KB\"",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "bbr");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "bbr, 4 threads",
+    );
+}

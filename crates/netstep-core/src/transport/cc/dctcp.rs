@@ -87,6 +87,8 @@ mod tests {
             congestion: false,
             una,
             high,
+            delivered: 0,
+            rate: None,
         }
     }
 

@@ -102,6 +102,8 @@ mod tests {
             congestion,
             una,
             high,
+            delivered: 0,
+            rate: None,
         }
     }
 

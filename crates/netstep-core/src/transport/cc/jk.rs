@@ -56,6 +56,8 @@ mod tests {
             congestion: false,
             una: 0,
             high: 0,
+            delivered: 0,
+            rate: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Congestion control, separate from loss recovery: the reliable TCP sender
 //! ([`crate::transport::tcp`]) decides *what* to send (new data, which hole to repair) and
 //! asks a [`CongestionControl`] *how much* may be in flight. One file per algorithm, dispatched
-//! through the enum (no `dyn`); CUBIC, DCTCP, BBR and the RDMA family join as further variants.
+//! through the enum (no `dyn`). The sender keeps delivery-rate samples for algorithms that ask
+//! for them ([`CcSpec::needs_rate_samples`], BBR) and passes them in [`AckSample::rate`].
 //!
 //! The sender reports events in segments:
 //! - [`CongestionControl::on_ack`]: new data cumulatively acknowledged outside loss recovery,
@@ -12,6 +13,7 @@
 //! and reads [`CongestionControl::cwnd`] and the pacing hook
 //! [`CongestionControl::pacing_rate`].
 
+mod bbr;
 mod cubic;
 mod dctcp;
 mod dec;
@@ -19,6 +21,7 @@ mod generic;
 mod jk;
 mod newreno;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use dec::Dec;
@@ -46,6 +49,8 @@ pub enum CcSpec {
     Jk,
     /// REAL's DEC source: the DECbit window rule.
     Dec,
+    /// BBR version 1 (Cardwell et al. 2016): paced at the estimated bottleneck bandwidth.
+    Bbr,
 }
 
 impl CcSpec {
@@ -58,6 +63,7 @@ impl CcSpec {
             CcSpec::Generic => "generic",
             CcSpec::Jk => "jk",
             CcSpec::Dec => "dec",
+            CcSpec::Bbr => "bbr",
         }
     }
     /// The `transport` value in `flows.parquet`: `tcp_<name>`.
@@ -69,7 +75,12 @@ impl CcSpec {
             CcSpec::Generic => "tcp_generic",
             CcSpec::Jk => "tcp_jk",
             CcSpec::Dec => "tcp_dec",
+            CcSpec::Bbr => "tcp_bbr",
         }
+    }
+    /// Whether the sender keeps per-segment delivery-rate samples for this algorithm.
+    pub const fn needs_rate_samples(self) -> bool {
+        matches!(self, CcSpec::Bbr)
     }
     /// REAL's sources (generic, JK, DEC) recover by go-back-N after a timeout only: no fast
     /// retransmit, no SACK.
@@ -101,6 +112,22 @@ pub struct AckSample {
     pub una: u32,
     /// One past the highest segment sent so far.
     pub high: u32,
+    /// Segments delivered so far (cumulatively acknowledged or SACKed).
+    pub delivered: u32,
+    /// A delivery-rate sample (for algorithms that ask for them, see
+    /// [`CcSpec::needs_rate_samples`]).
+    pub rate: Option<RateSample>,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation): the segments
+/// delivered between sending the most recently delivered segment and its acknowledgment, over
+/// the longer of the send and ACK intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Delivery rate, segments per second.
+    pub rate: f64,
+    /// Segments delivered when that segment was sent (round-trip counting).
+    pub prior_delivered: u32,
 }
 
 /// The state of one flow's congestion control.
@@ -118,12 +145,16 @@ pub enum CongestionControl {
     Jk(Jk),
     /// REAL's DEC source.
     Dec(Dec),
+    /// BBR.
+    Bbr(Box<Bbr>, f64),
 }
 
 impl CongestionControl {
-    /// A congestion control starting with `initial_cwnd` segments.
-    pub fn new(spec: CcSpec, initial_cwnd: u32) -> CongestionControl {
+    /// A congestion control starting with `initial_cwnd` segments of `segment_bits` each on
+    /// the wire.
+    pub fn new(spec: CcSpec, initial_cwnd: u32, segment_bits: f64) -> CongestionControl {
         match spec {
+            CcSpec::Bbr => CongestionControl::Bbr(Box::new(Bbr::new(initial_cwnd)), segment_bits),
             CcSpec::NewReno => CongestionControl::NewReno(NewReno::new(initial_cwnd)),
             CcSpec::Cubic => CongestionControl::Cubic(Cubic::new(initial_cwnd)),
             CcSpec::Generic => CongestionControl::Generic(Generic::new(initial_cwnd)),
@@ -144,6 +175,7 @@ impl CongestionControl {
             CongestionControl::Generic(c) => c.cwnd,
             CongestionControl::Jk(c) => c.cwnd,
             CongestionControl::Dec(c) => c.cwnd,
+            CongestionControl::Bbr(c, _) => c.cwnd,
         }
     }
     /// DCTCP's `alpha` (`None` for algorithms without one).
@@ -167,7 +199,9 @@ impl CongestionControl {
             CongestionControl::Cubic(c) => c.ssthresh,
             CongestionControl::Dctcp(c) => c.reno.ssthresh,
             CongestionControl::Jk(c) => c.ssthresh,
-            CongestionControl::Generic(_) | CongestionControl::Dec(_) => f64::INFINITY,
+            CongestionControl::Generic(_)
+            | CongestionControl::Dec(_)
+            | CongestionControl::Bbr(..) => f64::INFINITY,
         }
     }
     /// New data acknowledged outside loss recovery.
@@ -180,6 +214,7 @@ impl CongestionControl {
             CongestionControl::Generic(_) => {}
             CongestionControl::Jk(c) => c.on_ack(ack),
             CongestionControl::Dec(c) => c.on_ack(ack),
+            CongestionControl::Bbr(c, _) => c.on_ack(ack),
         }
     }
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
@@ -192,6 +227,7 @@ impl CongestionControl {
             CongestionControl::Generic(_) => {}
             CongestionControl::Jk(c) => c.on_loss(flight),
             CongestionControl::Dec(c) => c.on_timeout(),
+            CongestionControl::Bbr(c, _) => c.on_congestion(flight),
         }
     }
     /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
@@ -200,6 +236,7 @@ impl CongestionControl {
             CongestionControl::NewReno(c) => c.on_recovery_exit(flight),
             CongestionControl::Cubic(c) => c.on_recovery_exit(flight),
             CongestionControl::Dctcp(c) => c.reno.on_recovery_exit(flight),
+            CongestionControl::Bbr(c, _) => c.on_recovery_exit(),
             CongestionControl::Generic(_)
             | CongestionControl::Jk(_)
             | CongestionControl::Dec(_) => {}
@@ -214,12 +251,27 @@ impl CongestionControl {
             CongestionControl::Generic(_) => {}
             CongestionControl::Jk(c) => c.on_loss(flight),
             CongestionControl::Dec(c) => c.on_timeout(),
+            CongestionControl::Bbr(c, _) => c.on_timeout(),
         }
     }
     /// Pacing hook: the rate (bits per second) at which the sender spaces its segments, or
-    /// `None` to send as the window allows. None of the window-based algorithms here paces
-    /// by itself (rate-based ones will); `pacing = true` paces any of them from cwnd / srtt.
+    /// `None` to send as the window allows. BBR paces at `pacing_gain x BtlBw`; the
+    /// window-based algorithms do not pace by themselves (`pacing = true` paces any of them
+    /// from cwnd / srtt).
     pub fn pacing_rate(&self) -> Option<f64> {
-        None
+        match self {
+            CongestionControl::Bbr(c, segment_bits) => c.pacing_rate_bps(*segment_bits),
+            _ => None,
+        }
+    }
+    /// BBR's bottleneck bandwidth estimate in bit/s (`None` for other algorithms or before
+    /// a sample).
+    pub fn btl_bw_bps(&self) -> Option<f64> {
+        match self {
+            CongestionControl::Bbr(c, segment_bits) => {
+                (c.btl_bw > 0.0).then_some(c.btl_bw * segment_bits)
+            }
+            _ => None,
+        }
     }
 }

@@ -71,6 +71,8 @@ mod tests {
             congestion: false,
             una: 0,
             high: 0,
+            delivered: 0,
+            rate: None,
         }
     }
 

@@ -17,7 +17,7 @@
 use super::scoreboard::Scoreboard;
 use super::{RtoEstimator, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
-use crate::transport::cc::{AckSample, CongestionControl};
+use crate::transport::cc::{AckSample, CongestionControl, RateSample};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
 
@@ -61,6 +61,22 @@ pub struct TcpSender {
     backoffs: u32,
     /// Set when the flow was given up.
     pub failure: Option<FailureReason>,
+    /// Delivery-rate sampling state (only for congestion controls that ask for it).
+    rates: Option<Box<RateState>>,
+}
+
+/// Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation), in segments.
+#[derive(Clone, Debug, Default)]
+struct RateState {
+    /// Segments delivered (cumulatively acknowledged or SACKed).
+    delivered: u32,
+    /// When `delivered` last grew.
+    delivered_time: SimTime,
+    /// Send time of the segment whose delivery last produced a sample.
+    first_sent_time: SimTime,
+    /// Per segment, at its last transmission: (delivered, delivered_time, first_sent_time,
+    /// sent_time).
+    segments: Vec<(u32, SimTime, SimTime, SimTime)>,
 }
 
 impl TcpSender {
@@ -69,7 +85,11 @@ impl TcpSender {
         let mut s = TcpSender {
             n_segments: spec.n_segments(ends.size),
             ends,
-            cc: CongestionControl::new(spec.cc, spec.initial_cwnd),
+            cc: CongestionControl::new(
+                spec.cc,
+                spec.initial_cwnd,
+                (spec.mss_bytes + spec.header_bytes) as f64 * 8.0,
+            ),
             inflation: 0.0,
             scoreboard: spec.sack.then(|| Scoreboard::new(spec.dupack_threshold)),
             snd_una: 0,
@@ -91,6 +111,12 @@ impl TcpSender {
             timeouts: 0,
             backoffs: 0,
             failure: None,
+            rates: spec.cc.needs_rate_samples().then(|| {
+                Box::new(RateState {
+                    segments: vec![Default::default(); spec.n_segments(ends.size) as usize],
+                    ..RateState::default()
+                })
+            }),
         };
         s.send_available(spec, now, out);
         s
@@ -116,6 +142,8 @@ impl TcpSender {
             in_recovery: self.in_recovery,
             alpha: self.cc.alpha(),
             w_max: self.cc.w_max(),
+            pacing_rate_bps: self.cc.pacing_rate(),
+            btl_bw_bps: self.cc.btl_bw_bps(),
         }
     }
 
@@ -141,6 +169,7 @@ impl TcpSender {
                 sb.advance(a);
                 sb.sack(ack.sack_start, ack.sack_len as u32);
             }
+            let (delivered, rate) = self.rate_sample(ack, true, now);
             let flight = self.high_sent - self.snd_una;
             if self.in_recovery {
                 if self.recover.is_some_and(|r| a > r) {
@@ -167,6 +196,8 @@ impl TcpSender {
                     congestion: ack.has(Packet::CONGESTION),
                     una: a,
                     high: self.high_sent,
+                    delivered,
+                    rate,
                 });
             }
             if self.is_done() {
@@ -355,7 +386,59 @@ impl TcpSender {
         }
     }
 
+    /// Updates the delivered count after an ACK (the scoreboard already updated) and takes a
+    /// rate sample from the most recently sent segment it newly delivered.
+    fn rate_sample(
+        &mut self,
+        ack: &Packet,
+        advanced: bool,
+        now: SimTime,
+    ) -> (u32, Option<RateSample>) {
+        let delivered = self.snd_una + self.scoreboard.as_ref().map_or(0, |sb| sb.sacked());
+        let Some(r) = self.rates.as_mut() else {
+            return (delivered, None);
+        };
+        if delivered <= r.delivered {
+            return (r.delivered, None);
+        }
+        r.delivered = delivered;
+        r.delivered_time = now;
+        let mut candidates = Vec::with_capacity(2);
+        if advanced {
+            candidates.push(ack.seq - 1);
+        }
+        if ack.sack_len > 0 {
+            candidates.push(ack.sack_start + ack.sack_len as u32 - 1);
+        }
+        let newest = candidates
+            .into_iter()
+            .filter_map(|s| r.segments.get(s as usize).map(|p| (s, *p)))
+            .max_by_key(|(_, p)| p.3);
+        let Some((_, (prior_delivered, prior_time, first_sent, sent))) = newest else {
+            return (delivered, None);
+        };
+        r.first_sent_time = sent;
+        let send_elapsed = sent.0.saturating_sub(first_sent.0);
+        let ack_elapsed = now.0.saturating_sub(prior_time.0);
+        let interval = send_elapsed.max(ack_elapsed);
+        let sample = (interval > 0).then(|| RateSample {
+            rate: (delivered - prior_delivered.min(delivered)) as f64 / (interval as f64 * 1e-12),
+            prior_delivered,
+        });
+        (delivered, sample)
+    }
+
     fn emit(&mut self, spec: &TcpSpec, seq: u32, now: SimTime, out: &mut TransportOut) {
+        let idle = self.high_sent == self.snd_una;
+        if let Some(r) = self.rates.as_mut() {
+            if idle {
+                r.first_sent_time = now;
+                r.delivered_time = now;
+            }
+            if let Some(slot) = r.segments.get_mut(seq as usize) {
+                *slot = (r.delivered, r.delivered_time, r.first_sent_time, now);
+            }
+        }
         if seq < self.high_sent {
             self.retransmits += 1;
             if let Some(sb) = self.scoreboard.as_mut() {
