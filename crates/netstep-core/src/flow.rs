@@ -126,15 +126,14 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Opti
     let hops = path_ports(net, flows, flow)?;
     let mut free = vec![SimTime::ZERO; hops.len()];
     let mut arrival = SimTime::ZERO;
-    if let TransportSpec::Tcp(tcp) = &spec.transport {
+    let uniform = spec.transport.uniform_packets(spec.size);
+    if let Some((n, full, _)) = uniform {
         // All segments are available at the start and all but the last have one size, so the
         // pipeline has a closed form (O(hops), not O(packets x hops)): with A_h the time the
         // first packet leaves hop h and M_h the slowest serialization up to h, packet j
         // leaves hop h at A_h + j * M_h. The last (shorter) segment then goes through the
         // loop below like any packet.
-        let n = tcp.n_segments(spec.size) as u64;
         if n > 1 {
-            let full = tcp.segment_wire_bytes(spec.size, 0);
             let (mut first, mut slowest, mut delay_before) =
                 (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
             for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
@@ -150,12 +149,9 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Opti
     let mut send = |release: SimTime, size: u32| {
         arrival = arrival.max(through_pipeline(net, &hops, &mut free, release, size));
     };
-    match &spec.transport {
-        TransportSpec::Tcp(tcp) => {
-            let n = tcp.n_segments(spec.size);
-            send(SimTime::ZERO, tcp.segment_wire_bytes(spec.size, n - 1));
-        }
-        other => for_each_release(other, spec.size, flow, seed, &mut send),
+    match uniform {
+        Some((_, _, last)) => send(SimTime::ZERO, last),
+        None => for_each_release(&spec.transport, spec.size, flow, seed, &mut send),
     }
     Some(arrival)
 }
@@ -229,6 +225,7 @@ fn for_each_release(
                 dst: 0,
                 size,
                 seed,
+                line_rate_bps: 0.0,
             };
             let mut out = TransportOut::default();
             let mut sender = OpenLoopSender::start(spec, ends, SimTime::ZERO, &mut out);

@@ -465,6 +465,46 @@ pub enum TransportConfig {
         /// DCTCP's EWMA gain `g` in (0, 1] (`cc = "dctcp"` only). Default 1/16.
         dctcp_g: Option<f64>,
     },
+    /// RDMA (RoCEv2-style): rate-based sender, per-packet ACKs, go-back-N, with a rate control.
+    Rdma {
+        /// Rate control: `"dcqcn"` (the only one so far). Default `"dcqcn"`.
+        cc: Option<RdmaCcConfig>,
+        /// Payload per packet. Default `"1000B"`.
+        mtu: Option<String>,
+        /// Header bytes per data packet and ACK/NACK size. Default `"48B"`.
+        header: Option<String>,
+        /// No progress for this long: go back to the first unacknowledged packet. Default
+        /// `"1ms"`.
+        rto: Option<String>,
+        /// Timeouts in a row without progress before the flow is given up. Default 15.
+        max_retries: Option<u32>,
+        /// At most one NACK per gap in this interval. Default `"500us"`.
+        nack_interval: Option<String>,
+        /// DCQCN: EWMA gain of alpha. Default 1/16.
+        g: Option<f64>,
+        /// DCQCN: alpha update period. Default `"55us"`.
+        alpha_interval: Option<String>,
+        /// DCQCN: rate-decrease check period. Default `"4us"`.
+        decrease_interval: Option<String>,
+        /// DCQCN: rate-increase timer. Default `"1500us"`.
+        increase_interval: Option<String>,
+        /// DCQCN: fast-recovery stages before additive increase. Default 5.
+        fast_recovery_stages: Option<u32>,
+        /// DCQCN: additive increase step. Default `"5Mbps"`.
+        rate_ai: Option<String>,
+        /// DCQCN: hyper increase step. Default `"50Mbps"`.
+        rate_hai: Option<String>,
+        /// DCQCN: lowest rate. Default `"100Mbps"`.
+        min_rate: Option<String>,
+    },
+}
+
+/// An RDMA rate control.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RdmaCcConfig {
+    /// DCQCN (Zhu et al. 2015).
+    Dcqcn,
 }
 
 /// A TCP congestion control.

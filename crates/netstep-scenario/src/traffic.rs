@@ -39,6 +39,24 @@ pub enum TransportTemplate {
     },
     /// TCP.
     Tcp(TcpSpec),
+    /// RDMA.
+    Rdma(netstep_core::transport::rdma::RdmaSpec),
+}
+
+fn rate_at(value: &Option<String>, path: FieldPath, default: f64) -> Result<f64, Invalid> {
+    match value {
+        None => Ok(default),
+        Some(v) => {
+            let rate = parse_rate(v).map_err(|e| Invalid::unit(path.clone(), e))?;
+            if rate.0 == 0 {
+                return Err(Invalid::new(
+                    path,
+                    format!("{v:?} is zero; expected a positive rate"),
+                ));
+            }
+            Ok(rate.0 as f64)
+        }
+    }
 }
 
 fn duration_at(
@@ -226,6 +244,84 @@ pub fn resolve_transport(
             }
             Ok(TransportTemplate::Tcp(spec))
         }
+        TransportConfig::Rdma {
+            cc,
+            mtu,
+            header,
+            rto,
+            max_retries,
+            nack_interval,
+            g,
+            alpha_interval,
+            decrease_interval,
+            increase_interval,
+            fast_recovery_stages,
+            rate_ai,
+            rate_hai,
+            min_rate,
+        } => {
+            use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
+            use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
+            let d = DcqcnSpec::default();
+            let positive = |value: &Option<String>, field: &str, default: SimTime| {
+                let t = duration_at(value, path.key(field), default)?;
+                if t == SimTime::ZERO {
+                    return Err(Invalid::new(path.key(field), "must be positive"));
+                }
+                Ok(t)
+            };
+            let g = g.unwrap_or(d.g);
+            if !(g > 0.0 && g <= 1.0) {
+                return Err(Invalid::new(
+                    path.key("g"),
+                    format!("must be in (0, 1], got {g}"),
+                ));
+            }
+            let dcqcn = DcqcnSpec {
+                g,
+                alpha_interval: positive(alpha_interval, "alpha_interval", d.alpha_interval)?,
+                decrease_interval: positive(
+                    decrease_interval,
+                    "decrease_interval",
+                    d.decrease_interval,
+                )?,
+                increase_interval: positive(
+                    increase_interval,
+                    "increase_interval",
+                    d.increase_interval,
+                )?,
+                fast_recovery_stages: fast_recovery_stages.unwrap_or(d.fast_recovery_stages),
+                rate_ai_bps: rate_at(rate_ai, path.key("rate_ai"), d.rate_ai_bps)?,
+                rate_hai_bps: rate_at(rate_hai, path.key("rate_hai"), d.rate_hai_bps)?,
+                min_rate_bps: rate_at(min_rate, path.key("min_rate"), d.min_rate_bps)?,
+                rate_on_first_cnp: d.rate_on_first_cnp,
+            };
+            let cc = match cc.unwrap_or(crate::config::RdmaCcConfig::Dcqcn) {
+                crate::config::RdmaCcConfig::Dcqcn => RdmaCc::Dcqcn(dcqcn),
+            };
+            let mtu = size_at(mtu, path.key("mtu"), Bytes(1000))?;
+            if mtu.0 == 0 || mtu.0 > 65_535 {
+                return Err(Invalid::new(
+                    path.key("mtu"),
+                    format!("must be between 1 B and 65535 B, got {mtu}"),
+                ));
+            }
+            let header = size_at(header, path.key("header"), Bytes(48))?;
+            if header.0 == 0 || header.0 > 65_535 {
+                return Err(Invalid::new(
+                    path.key("header"),
+                    format!("must be between 1 B and 65535 B, got {header}"),
+                ));
+            }
+            Ok(TransportTemplate::Rdma(RdmaSpec {
+                mtu_bytes: mtu.0 as u32,
+                header_bytes: header.0 as u32,
+                rto: positive(rto, "rto", SimTime::from_ms(1))?,
+                max_retries: max_retries.unwrap_or(15),
+                nack_interval: positive(nack_interval, "nack_interval", SimTime::from_us(500))?,
+                cc,
+            }))
+        }
     }
 }
 
@@ -314,6 +410,19 @@ impl TransportTemplate {
                 }
                 Ok((TransportSpec::Tcp(spec.clone()), size))
             }
+            TransportTemplate::Rdma(spec) => {
+                let size = amount.unwrap_or_else(|n| Bytes(n as u64 * spec.mtu_bytes as u64));
+                if size.0 == 0 {
+                    return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
+                }
+                if size.0.div_ceil(spec.mtu_bytes as u64) >= (1 << 31) {
+                    return Err(Invalid::new(
+                        path.key("size"),
+                        format!("{size} needs more than 2^31 packets"),
+                    ));
+                }
+                Ok((TransportSpec::Rdma(spec.clone()), size))
+            }
         }
     }
 }
@@ -362,6 +471,7 @@ pub fn data_packets(transport: &TransportSpec, size: Bytes) -> u64 {
     match transport {
         TransportSpec::OpenLoop(spec) => spec.n_packets as u64,
         TransportSpec::Tcp(spec) => size.0.div_ceil(spec.mss_bytes.max(1) as u64),
+        TransportSpec::Rdma(spec) => spec.n_packets(size) as u64,
     }
 }
 

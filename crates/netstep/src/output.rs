@@ -250,6 +250,7 @@ impl Tables {
                     transport: match &flow.spec.transport {
                         TransportSpec::OpenLoop(_) => "open_loop",
                         TransportSpec::Tcp(t) => t.cc.transport_name(),
+                        TransportSpec::Rdma(r) => r.cc.transport_name(),
                     },
                     size_bytes: flow.spec.size.0,
                     start_ns: flow.spec.start.as_ns(),

@@ -366,14 +366,21 @@ impl<'m> WindowEngine<'m> {
             for &local in &chunk.allocated {
                 let lp = chunk.slots[local as usize].as_ref().expect("allocated");
                 for sender in lp.state.senders.iter().flatten() {
-                    if let crate::transport::Sender::Tcp(tcp) = sender
-                        && !tcp.is_done()
-                        && tcp.failure.is_none()
-                    {
-                        let row = tcp.cc_sample(at);
-                        if keep.is_none_or(|k| k.get(row.flow as usize).copied().unwrap_or(false)) {
-                            rows.push(row);
+                    let row = match sender {
+                        crate::transport::Sender::Tcp(tcp)
+                            if !tcp.is_done() && tcp.failure.is_none() =>
+                        {
+                            tcp.cc_sample(at)
                         }
+                        crate::transport::Sender::Rdma(rdma)
+                            if !rdma.is_done() && rdma.failure.is_none() =>
+                        {
+                            rdma.cc_sample(at)
+                        }
+                        _ => continue,
+                    };
+                    if keep.is_none_or(|k| k.get(row.flow as usize).copied().unwrap_or(false)) {
+                        rows.push(row);
                     }
                 }
             }

@@ -9,6 +9,7 @@
 
 pub mod cc;
 mod open_loop;
+pub mod rdma;
 pub mod tcp;
 
 pub use cc::{CcSpec, CongestionControl};
@@ -16,6 +17,7 @@ pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribu
 
 use crate::packet::Packet;
 use crate::units::{Bytes, SimTime};
+use rdma::{RdmaReceiver, RdmaSender, RdmaSpec};
 use tcp::{TcpReceiver, TcpSender, TcpSpec};
 
 /// Transport choice and parameters of one flow.
@@ -25,6 +27,8 @@ pub enum TransportSpec {
     OpenLoop(OpenLoopSpec),
     /// TCP: reliable sender with SACK (or NewReno) recovery and a congestion control.
     Tcp(TcpSpec),
+    /// RDMA: rate-based sender with go-back-N recovery and a rate control (DCQCN).
+    Rdma(RdmaSpec),
 }
 
 impl TransportSpec {
@@ -35,6 +39,32 @@ impl TransportSpec {
             TransportSpec::Tcp(s) => (0..s.n_segments(size))
                 .map(|i| Bytes(s.segment_wire_bytes(size, i) as u64))
                 .collect(),
+            TransportSpec::Rdma(s) => (0..s.n_packets(size))
+                .map(|i| Bytes(s.packet_wire_bytes(size, i) as u64))
+                .collect(),
+        }
+    }
+    /// For transports whose packets are all available at the start and all but the last of
+    /// one size: `(packets, wire bytes of each full one, wire bytes of the last)`.
+    pub fn uniform_packets(&self, size: Bytes) -> Option<(u64, u32, u32)> {
+        match self {
+            TransportSpec::OpenLoop(_) => None,
+            TransportSpec::Tcp(s) => {
+                let n = s.n_segments(size);
+                Some((
+                    n as u64,
+                    s.segment_wire_bytes(size, 0),
+                    s.segment_wire_bytes(size, n - 1),
+                ))
+            }
+            TransportSpec::Rdma(s) => {
+                let n = s.n_packets(size);
+                Some((
+                    n as u64,
+                    s.packet_wire_bytes(size, 0),
+                    s.packet_wire_bytes(size, n - 1),
+                ))
+            }
         }
     }
     /// Smallest packet this transport ever puts on the wire (for the lookahead).
@@ -48,6 +78,7 @@ impl TransportSpec {
                 let last = s.segment_wire_bytes(size, s.n_segments(size).saturating_sub(1));
                 Bytes(s.header_bytes.min(last) as u64)
             }
+            TransportSpec::Rdma(s) => Bytes(s.header_bytes as u64),
         }
     }
     /// Largest (first) data packet of a flow of `size` payload bytes (open loop with
@@ -56,13 +87,14 @@ impl TransportSpec {
         match self {
             TransportSpec::OpenLoop(s) => s.packet_size,
             TransportSpec::Tcp(s) => Bytes(s.segment_wire_bytes(size, 0) as u64),
+            TransportSpec::Rdma(s) => Bytes(s.packet_wire_bytes(size, 0) as u64),
         }
     }
     /// Minimum spacing between consecutive data packets imposed by the source itself.
     pub fn min_spacing(&self) -> SimTime {
         match self {
             TransportSpec::OpenLoop(s) => s.interval,
-            TransportSpec::Tcp(_) => SimTime::ZERO,
+            TransportSpec::Tcp(_) | TransportSpec::Rdma(_) => SimTime::ZERO,
         }
     }
 }
@@ -115,6 +147,8 @@ pub enum Sender {
     OpenLoop(OpenLoopSender),
     /// TCP sender.
     Tcp(Box<TcpSender>),
+    /// RDMA sender.
+    Rdma(Box<RdmaSender>),
 }
 
 /// The receiving side of a flow.
@@ -124,6 +158,8 @@ pub enum Receiver {
     OpenLoop(OpenLoopReceiver),
     /// Reassembles and acknowledges TCP segments.
     Tcp(TcpReceiver),
+    /// Accepts RDMA packets in order.
+    Rdma(RdmaReceiver),
 }
 
 /// Identity of a flow as its endpoints see it.
@@ -139,6 +175,8 @@ pub struct FlowEnds {
     pub size: Bytes,
     /// Simulation seed (for keyed random streams).
     pub seed: u64,
+    /// Line rate of the sender's NIC, bit/s (rate-based transports start at it).
+    pub line_rate_bps: f64,
 }
 
 impl Sender {
@@ -154,6 +192,13 @@ impl Sender {
                 Sender::OpenLoop(OpenLoopSender::start(s, ends, now, out))
             }
             TransportSpec::Tcp(s) => Sender::Tcp(Box::new(TcpSender::start(s, ends, now, out))),
+            TransportSpec::Rdma(s) => Sender::Rdma(Box::new(RdmaSender::start(
+                s,
+                ends,
+                ends.line_rate_bps,
+                now,
+                out,
+            ))),
         }
     }
     /// A feedback packet (Ack, Nack, Cnp, Notify) of this flow arrived.
@@ -166,7 +211,8 @@ impl Sender {
     ) {
         match (self, spec) {
             (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_ack(p, ack, now, out),
-            (Sender::OpenLoop(_), _) | (Sender::Tcp(_), _) => {}
+            (Sender::Rdma(s), TransportSpec::Rdma(p)) => s.on_feedback(p, ack, now, out),
+            _ => {}
         }
     }
     /// A timer this sender set fired; true when it was live.
@@ -182,6 +228,7 @@ impl Sender {
         match (&mut *self, spec) {
             (Sender::OpenLoop(s), TransportSpec::OpenLoop(p)) => s.on_timer(p, token, now, out),
             (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_timer(p, token, now, out),
+            (Sender::Rdma(s), TransportSpec::Rdma(p)) => s.on_timer(p, token, now, out),
             _ => {}
         }
         // Live: it sent or set something, or it gave the flow up.
@@ -202,6 +249,13 @@ impl Sender {
                 timeouts: s.timeouts,
                 failure: s.failure,
             },
+            Sender::Rdma(s) => SenderCounters {
+                packets_sent: s.packets_sent,
+                retransmits: s.retransmits,
+                fast_retransmits: 0,
+                timeouts: s.timeouts,
+                failure: s.failure,
+            },
         }
     }
 }
@@ -212,6 +266,7 @@ impl Receiver {
         match spec {
             TransportSpec::OpenLoop(s) => Receiver::OpenLoop(OpenLoopReceiver::new(s)),
             TransportSpec::Tcp(s) => Receiver::Tcp(TcpReceiver::new(s, ends)),
+            TransportSpec::Rdma(s) => Receiver::Rdma(RdmaReceiver::new(s, ends)),
         }
     }
     /// A data packet arrived.
@@ -225,6 +280,7 @@ impl Receiver {
         match (self, spec) {
             (Receiver::OpenLoop(r), _) => r.on_data(data, now),
             (Receiver::Tcp(r), TransportSpec::Tcp(p)) => r.on_data(p, data, now, out),
+            (Receiver::Rdma(r), TransportSpec::Rdma(p)) => r.on_data(p, data, now, out),
             _ => {}
         }
     }
@@ -246,6 +302,7 @@ impl Receiver {
         match self {
             Receiver::OpenLoop(r) => (r.delivered as u64, r.completed),
             Receiver::Tcp(r) => (r.delivered, r.completed),
+            Receiver::Rdma(r) => (r.delivered, r.completed),
         }
     }
 }

@@ -151,12 +151,13 @@ const KEYS: [&str; 67] = [
 ];
 
 /// Values: extremes, zeros, wrong types, malformed units, deep nesting.
-const VALUES: [&str; 63] = [
+const VALUES: [&str; 64] = [
     "{ classes = [0], xoff = \"1B\", xon = \"0B\", headroom = \"0B\" }",
     "\"dctcp\"",
     "\"cubic\"",
     "\"dec\"",
     "\"bbr\"",
+    "{ kind = \"rdma\", mtu = \"1B\", min_rate = \"1bps\" }",
     "{ rate = \"1bps\", delay = \"0s\", buffer = \"0B\" }",
     "{ kind = \"decbit\" }",
     "{ rate = \"1bps\", burst = \"1B\" }",

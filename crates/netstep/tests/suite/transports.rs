@@ -611,3 +611,144 @@ fn bbr_is_exact_and_thread_invariant() {
         "bbr, 4 threads",
     );
 }
+
+const DCQCN: &str = "scenarios/transports/dcqcn.toml";
+
+/// DCQCN (Zhu et al. 2015, the HPCC simulator's reaction point): a flow running alone at the
+/// 10 Gb/s line rate is joined by a second at 5 ms. Converged means the two flows' rates,
+/// measured as acknowledged bytes per 5 ms window (the sending rates themselves saw-tooth
+/// between cuts and increases), within 10 % of each other; they are in every window from
+/// 5 ms after the join (10 ms) to the end (59 ms), and the bottleneck is used at >= 95 % with
+/// Jain fairness >= 0.95 over the same span, without a drop (ECN marking by RED, Kmin 5 KB,
+/// Kmax 200 KB, Pmax 1 %).
+#[test]
+fn dcqcn_flows_converge_to_equal_rates() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(DCQCN, &[]);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let trace = sampled(&s, SimTime::from_ms(1));
+    let (from, to) = (10_000_000_000u64, 59_000_000_000u64);
+    let rate = |flow: u32, t: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == t)
+            .and_then(|c| c.pacing_rate_bps)
+            .unwrap()
+    };
+    let mut instantaneous = 0.0f64;
+    for t in (from..=to).step_by(1_000_000_000) {
+        let (a, b) = (rate(0, t), rate(1, t));
+        instantaneous = instantaneous.max((a - b).abs() / a.max(b));
+    }
+    let port_at = |t: u64| {
+        trace
+            .samples
+            .iter()
+            .find(|q| q.port == bottleneck && q.time_ps == t)
+            .unwrap()
+    };
+    let utilisation = (port_at(to).tx_bytes - port_at(from).tx_bytes) as f64 * 8.0
+        / ((to - from) as f64 * 1e-12)
+        / 10e9;
+    let acked = |flow: u32, t: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == t)
+            .unwrap()
+            .acked as f64
+    };
+    let mut worst = 0.0f64;
+    for start in (from..to - 4_000_000_000).step_by(5_000_000_000) {
+        let end = start + 5_000_000_000;
+        let (a, b) = (
+            acked(0, end) - acked(0, start),
+            acked(1, end) - acked(1, start),
+        );
+        worst = worst.max((a - b).abs() / a.max(b));
+    }
+    let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
+    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    println!(
+        "DCQCN: largest gap per 5 ms window {worst:.3} (sending rates, 1 ms samples: {instantaneous:.3}), utilisation {utilisation:.4}, Jain {jain:.4}, drops {}",
+        port_at(to).drops
+    );
+    assert!(worst <= 0.10, "{worst}");
+    assert!(utilisation >= 0.95, "{utilisation}");
+    assert!(jain >= 0.95, "{jain}");
+    assert_eq!(port_at(to).drops, 0);
+}
+
+/// DCQCN with PFC: eight senders into one receiver through a 150 KB buffer. Lossless (PFC on
+/// the data class) nothing is dropped and every flow completes; lossy, the line-rate start
+/// overflows the buffer and go-back-N recovers the losses.
+#[test]
+fn dcqcn_with_pfc_drops_nothing_in_an_incast() {
+    let incast = |pfc: bool| {
+        let flows = (0..8)
+            .map(|i| format!("{{ src = \"l{i}\", dst = \"r0\", size = \"2MB\" }}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut sets = vec![
+            "topology.left=8".to_string(),
+            "topology.right=1".to_string(),
+            "topology.fabric_links.buffer=\"150KB\"".to_string(),
+            "topology.fabric_links.aqm={ kind = \"red\", min = \"5KB\", max = \"100KB\", max_p = 0.01, weight = 1, ecn = true }".to_string(),
+            format!("traffic.0.flows=[{flows}]"),
+            "simulation.duration=\"200ms\"".to_string(),
+        ];
+        if pfc {
+            sets.push(
+                "switch.pfc={ classes = [0], xoff = \"60KB\", xon = \"30KB\", headroom = \"40KB\" }"
+                    .to_string(),
+            );
+        }
+        let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let s = scenario_file(DCQCN, &refs);
+        run_window(&s, 1, WindowMode::Exact)
+    };
+    let lossless = incast(true);
+    println!(
+        "PFC: drops {}, completed {}",
+        lossless.stats.drops,
+        lossless.flows.iter().filter(|f| f.end.is_some()).count()
+    );
+    assert_eq!(lossless.stats.drops, 0);
+    assert!(lossless.flows.iter().all(|f| f.end.is_some()));
+    let lossy = incast(false);
+    println!(
+        "no PFC: drops {}, completed {}",
+        lossy.stats.drops,
+        lossy.flows.iter().filter(|f| f.end.is_some()).count()
+    );
+    assert!(lossy.stats.drops > 0);
+    assert!(
+        lossy.flows.iter().all(|f| f.end.is_some()),
+        "go-back-N recovers"
+    );
+}
+
+#[test]
+fn dcqcn_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        DCQCN,
+        &[
+            "traffic.0.flows.0.size=\"2MB\"",
+            "traffic.0.flows.1.size=\"2MB\"",
+            "traffic.0.flows.1.start=\"100us\"",
+            "topology.fabric_links.buffer=\"60KB\"",
+            "topology.fabric_links.aqm={ kind = \"red\", min = \"5KB\", max = \"50KB\", max_p = 0.01, weight = 1, ecn = true }",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert!(reference.stats.drops > 0, "go-back-N exercised");
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "dcqcn");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "dcqcn, 4",
+    );
+}

@@ -18,6 +18,7 @@ impl NodeState {
             dst: spec.dst,
             size: spec.size,
             seed: model.seed,
+            line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
         }
     }
 

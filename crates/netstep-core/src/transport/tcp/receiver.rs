@@ -207,6 +207,7 @@ mod tests {
             dst: 1,
             size: Bytes(1460 * 20),
             seed: 1,
+            line_rate_bps: 0.0,
         };
         TcpReceiver::new(spec, ends)
     }

@@ -1,0 +1,430 @@
+//! RDMA (RoCEv2-style) transport: a rate-based sender with go-back-N loss recovery and a
+//! receiver that acknowledges every packet, as in the HPCC simulator (Li et al. 2019, the
+//! ns-3 RDMA model the m3, Parsimon and HPCC papers use). The rate control is a
+//! [`RdmaCc`] variant, one file each (DCQCN first).
+//!
+//! - The sender starts at its NIC's line rate and spaces packets at the current rate
+//!   (`size x 8 / rate` between packet starts). Data packets are ECN-capable.
+//! - The receiver accepts packets in order only (go-back-N): an in-order packet is
+//!   acknowledged with the next expected sequence number, the ACK carrying the ECN echo when
+//!   the packet arrived CE-marked (DCQCN's CNP, as the HPCC simulator sends it: a flag on the
+//!   ACK); an out-of-order packet is dropped and answered with a NACK naming the expected
+//!   packet, at most once per `nack_interval` for the same gap.
+//! - A NACK sends the sender back to the named packet; a retransmission timeout (no progress
+//!   for `rto`) back to the first unacknowledged one; `max_retries` timeouts in a row without
+//!   progress give the flow up.
+
+pub mod dcqcn;
+
+use super::{FailureReason, FlowEnds, TransportOut};
+use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
+use crate::units::{Bytes, SimTime};
+use dcqcn::{Dcqcn, DcqcnSpec};
+
+/// Which rate control an RDMA flow uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RdmaCc {
+    /// DCQCN (Zhu et al. 2015), in the HPCC simulator's Mellanox variant.
+    Dcqcn(DcqcnSpec),
+}
+
+impl RdmaCc {
+    /// The `transport` value in `flows.parquet`.
+    pub const fn transport_name(&self) -> &'static str {
+        match self {
+            RdmaCc::Dcqcn(_) => "rdma_dcqcn",
+        }
+    }
+}
+
+/// RDMA parameters of a flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RdmaSpec {
+    /// Payload bytes per packet.
+    pub mtu_bytes: u32,
+    /// Header bytes on every data packet; also the size of an ACK or NACK.
+    pub header_bytes: u32,
+    /// Retransmission timeout (no progress for this long: go back to the first
+    /// unacknowledged packet).
+    pub rto: SimTime,
+    /// Timeouts in a row without progress after which the flow is given up.
+    pub max_retries: u32,
+    /// The receiver sends at most one NACK per gap in this interval.
+    pub nack_interval: SimTime,
+    /// Rate control.
+    pub cc: RdmaCc,
+}
+
+impl RdmaSpec {
+    /// Data packets of a flow of `size` payload bytes (at least one).
+    pub fn n_packets(&self, size: Bytes) -> u32 {
+        size.0.div_ceil(self.mtu_bytes as u64).max(1) as u32
+    }
+    /// Wire size of packet `index` of a flow of `size` payload bytes.
+    pub fn packet_wire_bytes(&self, size: Bytes, index: u32) -> u32 {
+        let n = self.n_packets(size);
+        let payload = if index + 1 < n {
+            self.mtu_bytes as u64
+        } else {
+            size.0 - (n as u64 - 1) * self.mtu_bytes as u64
+        };
+        payload.max(1) as u32 + self.header_bytes
+    }
+}
+
+/// Timer kinds, in the token's top bits; the rest is a generation that retires stale timers.
+const KIND_SHIFT: u32 = 28;
+const GENERATION: u32 = (1 << KIND_SHIFT) - 1;
+const PACE: u32 = 0;
+const RTO: u32 = 1;
+/// First timer kind the rate control owns.
+pub const CC_TIMER: u32 = 2;
+
+/// Sender state of one RDMA flow.
+#[derive(Clone, Debug)]
+pub struct RdmaSender {
+    ends: FlowEnds,
+    n_packets: u32,
+    /// First unacknowledged packet.
+    snd_una: u32,
+    /// Next packet to send.
+    snd_nxt: u32,
+    /// One past the highest packet sent.
+    high_sent: u32,
+    /// Earliest start of the next packet.
+    next_send: SimTime,
+    pace_pending: bool,
+    pace_generation: u32,
+    rto_deadline: Option<SimTime>,
+    rto_generation: u32,
+    rto: SimTime,
+    backoffs: u32,
+    number: u32,
+    /// The rate control.
+    pub cc: RdmaRate,
+    /// Data packets put on the wire, retransmissions included.
+    pub packets_sent: u64,
+    /// Packets sent more than once.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Set when the flow was given up.
+    pub failure: Option<FailureReason>,
+}
+
+/// The rate control state of a flow.
+#[derive(Clone, Debug)]
+pub enum RdmaRate {
+    /// DCQCN.
+    Dcqcn(Dcqcn),
+}
+
+impl RdmaRate {
+    /// Current sending rate, bit/s.
+    pub fn rate_bps(&self) -> f64 {
+        match self {
+            RdmaRate::Dcqcn(d) => d.rate,
+        }
+    }
+    /// DCQCN's alpha.
+    pub fn alpha(&self) -> Option<f64> {
+        match self {
+            RdmaRate::Dcqcn(d) => Some(d.alpha),
+        }
+    }
+}
+
+impl RdmaSender {
+    /// Starts the flow at the NIC's line rate `line_rate_bps`.
+    pub fn start(
+        spec: &RdmaSpec,
+        ends: FlowEnds,
+        line_rate_bps: f64,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> RdmaSender {
+        let cc = match spec.cc {
+            RdmaCc::Dcqcn(d) => RdmaRate::Dcqcn(Dcqcn::new(d, line_rate_bps)),
+        };
+        let mut s = RdmaSender {
+            n_packets: spec.n_packets(ends.size),
+            ends,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_sent: 0,
+            next_send: now,
+            pace_pending: false,
+            pace_generation: 0,
+            rto_deadline: None,
+            rto_generation: 0,
+            rto: spec.rto,
+            backoffs: 0,
+            number: 0,
+            cc,
+            packets_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            failure: None,
+        };
+        s.send(spec, now, out);
+        s
+    }
+
+    /// True once every packet is acknowledged.
+    pub fn is_done(&self) -> bool {
+        self.snd_una >= self.n_packets
+    }
+
+    /// Packets sent and not yet acknowledged.
+    pub fn inflight(&self) -> u32 {
+        self.high_sent.saturating_sub(self.snd_una)
+    }
+
+    /// Packets acknowledged.
+    pub fn acked(&self) -> u32 {
+        self.snd_una
+    }
+
+    /// The flow's rate-control state at `now`, for `cc_samples` (the window columns hold the
+    /// packets in flight; the rate is `pacing_rate_bps`).
+    pub fn cc_sample(&self, now: SimTime) -> crate::engine::trace::CcSample {
+        crate::engine::trace::CcSample {
+            time_ps: now.0,
+            flow: self.ends.flow,
+            cwnd: self.inflight() as f64,
+            ssthresh: None,
+            srtt_ps: None,
+            rto_ps: self.rto.0,
+            inflight: self.inflight(),
+            acked: self.snd_una,
+            in_recovery: false,
+            alpha: self.cc.alpha(),
+            w_max: None,
+            pacing_rate_bps: Some(self.cc.rate_bps()),
+            btl_bw_bps: None,
+        }
+    }
+
+    /// An ACK or NACK arrived.
+    pub fn on_feedback(
+        &mut self,
+        spec: &RdmaSpec,
+        packet: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
+        if self.is_done() || self.failure.is_some() {
+            return;
+        }
+        if packet.seq > self.snd_una {
+            self.snd_una = packet.seq.min(self.n_packets);
+            self.snd_nxt = self.snd_nxt.max(self.snd_una);
+            self.backoffs = 0;
+            self.arm_rto(spec, now, out);
+        }
+        if packet.kind == PacketKind::Nack
+            && packet.seq >= self.snd_una
+            && packet.seq < self.snd_nxt
+        {
+            // Go back N.
+            self.snd_nxt = packet.seq;
+        }
+        if packet.has(Packet::ECN_ECHO) {
+            let mut timers = Vec::new();
+            match &mut self.cc {
+                RdmaRate::Dcqcn(d) => d.on_cnp(now, &mut timers),
+            }
+            self.push_cc_timers(timers, out);
+        }
+        if self.is_done() {
+            self.rto_deadline = None;
+            return;
+        }
+        self.send(spec, now, out);
+    }
+
+    /// A timer fired.
+    pub fn on_timer(&mut self, spec: &RdmaSpec, token: u32, now: SimTime, out: &mut TransportOut) {
+        if self.is_done() || self.failure.is_some() {
+            return;
+        }
+        let (kind, generation) = (token >> KIND_SHIFT, token & GENERATION);
+        match kind {
+            PACE => {
+                if generation == self.pace_generation & GENERATION {
+                    self.pace_pending = false;
+                    self.send(spec, now, out);
+                }
+            }
+            RTO => {
+                if generation != self.rto_generation & GENERATION {
+                    return;
+                }
+                match self.rto_deadline {
+                    Some(deadline) if deadline <= now => {}
+                    _ => return,
+                }
+                if self.backoffs >= spec.max_retries {
+                    self.failure = Some(FailureReason::RetryLimit);
+                    self.rto_deadline = None;
+                    return;
+                }
+                self.backoffs += 1;
+                self.timeouts += 1;
+                self.snd_nxt = self.snd_una;
+                self.arm_rto(spec, now, out);
+                self.send(spec, now, out);
+            }
+            _ => {
+                let mut timers = Vec::new();
+                match &mut self.cc {
+                    RdmaRate::Dcqcn(d) => d.on_timer(kind, generation, now, &mut timers),
+                }
+                self.push_cc_timers(timers, out);
+            }
+        }
+    }
+
+    fn push_cc_timers(&mut self, timers: Vec<(SimTime, u32, u32)>, out: &mut TransportOut) {
+        for (at, kind, generation) in timers {
+            out.timers
+                .push((at, (kind << KIND_SHIFT) | (generation & GENERATION)));
+        }
+    }
+
+    fn arm_rto(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
+        let deadline = now + spec.rto;
+        self.rto_deadline = Some(deadline);
+        self.rto_generation = self.rto_generation.wrapping_add(1);
+        out.timers.push((
+            deadline,
+            (RTO << KIND_SHIFT) | (self.rto_generation & GENERATION),
+        ));
+    }
+
+    /// Sends the next packet if the pacing allows, else arms the pacing timer.
+    fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
+        if self.snd_nxt >= self.n_packets || self.failure.is_some() {
+            return;
+        }
+        if self.next_send > now {
+            if !self.pace_pending {
+                self.pace_pending = true;
+                self.pace_generation = self.pace_generation.wrapping_add(1);
+                out.timers.push((
+                    self.next_send,
+                    (PACE << KIND_SHIFT) | (self.pace_generation & GENERATION),
+                ));
+            }
+            return;
+        }
+        let seq = self.snd_nxt;
+        let wire = spec.packet_wire_bytes(self.ends.size, seq);
+        if seq < self.high_sent {
+            self.retransmits += 1;
+        } else {
+            self.high_sent = seq + 1;
+        }
+        self.packets_sent += 1;
+        let mut packet = Packet::new(
+            PacketKind::Data,
+            self.ends.flow,
+            self.number,
+            seq,
+            self.ends.dst,
+            wire,
+        );
+        packet.sent_ps = now.0;
+        packet.ecn = Ecn::Ect0;
+        out.packets.push(packet);
+        self.number = (self.number + 1) & !ACK_NUMBER_BIT;
+        self.snd_nxt += 1;
+        if self.rto_deadline.is_none() {
+            self.arm_rto(spec, now, out);
+        }
+        let rate = self.cc.rate_bps().max(1.0);
+        let gap = (wire as f64 * 8.0 / rate * 1e12).ceil() as u64;
+        self.next_send = now + SimTime(gap.max(1));
+        if self.snd_nxt < self.n_packets {
+            self.pace_pending = true;
+            self.pace_generation = self.pace_generation.wrapping_add(1);
+            out.timers.push((
+                self.next_send,
+                (PACE << KIND_SHIFT) | (self.pace_generation & GENERATION),
+            ));
+        }
+    }
+}
+
+/// Receiver state of one RDMA flow: in-order delivery, ACK per packet, NACK per gap.
+#[derive(Clone, Debug)]
+pub struct RdmaReceiver {
+    src: u32,
+    flow: u32,
+    n_packets: u32,
+    expected: u32,
+    last_nack: Option<(u32, SimTime)>,
+    acks_sent: u32,
+    /// Distinct packets delivered.
+    pub delivered: u64,
+    /// When the last packet arrived, once all have.
+    pub completed: Option<SimTime>,
+}
+
+impl RdmaReceiver {
+    /// A receiver for a flow.
+    pub fn new(spec: &RdmaSpec, ends: FlowEnds) -> RdmaReceiver {
+        RdmaReceiver {
+            src: ends.src,
+            flow: ends.flow,
+            n_packets: spec.n_packets(ends.size),
+            expected: 0,
+            last_nack: None,
+            acks_sent: 0,
+            delivered: 0,
+            completed: None,
+        }
+    }
+
+    /// A data packet arrived.
+    pub fn on_data(
+        &mut self,
+        spec: &RdmaSpec,
+        data: &Packet,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
+        let kind = if data.seq == self.expected {
+            self.expected += 1;
+            self.delivered += 1;
+            if self.expected == self.n_packets && self.completed.is_none() {
+                self.completed = Some(now);
+            }
+            PacketKind::Ack
+        } else if data.seq > self.expected {
+            let again = self
+                .last_nack
+                .is_some_and(|(seq, at)| seq == self.expected && now < at + spec.nack_interval);
+            if again {
+                return;
+            }
+            self.last_nack = Some((self.expected, now));
+            PacketKind::Nack
+        } else {
+            // A duplicate: acknowledge where we are.
+            PacketKind::Ack
+        };
+        let mut ack = Packet::new(
+            kind,
+            self.flow,
+            ACK_NUMBER_BIT | self.acks_sent,
+            self.expected,
+            self.src,
+            spec.header_bytes,
+        );
+        ack.sent_ps = data.sent_ps;
+        ack.set(Packet::ECN_ECHO, data.ecn == Ecn::Ce);
+        out.packets.push(ack);
+        self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
+    }
+}
