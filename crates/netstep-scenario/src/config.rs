@@ -467,7 +467,7 @@ pub enum TransportConfig {
     },
     /// RDMA (RoCEv2-style): rate-based sender, per-packet ACKs, go-back-N, with a rate control.
     Rdma {
-        /// Rate control: `"dcqcn"` (the only one so far). Default `"dcqcn"`.
+        /// Rate control: `"dcqcn"` or `"timely"`. Default `"dcqcn"`.
         cc: Option<RdmaCcConfig>,
         /// Payload per packet. Default `"1000B"`.
         mtu: Option<String>,
@@ -490,12 +490,22 @@ pub enum TransportConfig {
         increase_interval: Option<String>,
         /// DCQCN: fast-recovery stages before additive increase. Default 5.
         fast_recovery_stages: Option<u32>,
-        /// DCQCN: additive increase step. Default `"5Mbps"`.
+        /// DCQCN and TIMELY: additive increase step. Default `"5Mbps"`.
         rate_ai: Option<String>,
-        /// DCQCN: hyper increase step. Default `"50Mbps"`.
+        /// DCQCN and TIMELY: hyper increase step. Default `"50Mbps"`.
         rate_hai: Option<String>,
-        /// DCQCN: lowest rate. Default `"100Mbps"`.
+        /// DCQCN and TIMELY: lowest rate. Default `"100Mbps"`.
         min_rate: Option<String>,
+        /// TIMELY: EWMA weight of a new RTT difference. Default 0.875.
+        timely_alpha: Option<f64>,
+        /// TIMELY: multiplicative decrease factor. Default 0.8.
+        timely_beta: Option<f64>,
+        /// TIMELY: always increase below this RTT. Default `"50us"`.
+        t_low: Option<String>,
+        /// TIMELY: decrease in proportion to the excess above this RTT. Default `"500us"`.
+        t_high: Option<String>,
+        /// TIMELY: the gradient's normalizing RTT. Default `"20us"`.
+        min_rtt: Option<String>,
     },
 }
 
@@ -505,6 +515,8 @@ pub enum TransportConfig {
 pub enum RdmaCcConfig {
     /// DCQCN (Zhu et al. 2015).
     Dcqcn,
+    /// TIMELY (Mittal et al. 2015).
+    Timely,
 }
 
 /// A TCP congestion control.

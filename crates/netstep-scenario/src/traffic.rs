@@ -259,6 +259,11 @@ pub fn resolve_transport(
             rate_ai,
             rate_hai,
             min_rate,
+            timely_alpha,
+            timely_beta,
+            t_low,
+            t_high,
+            min_rtt,
         } => {
             use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
             use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
@@ -270,6 +275,7 @@ pub fn resolve_transport(
                 }
                 Ok(t)
             };
+            let g_given = g.is_some();
             let g = g.unwrap_or(d.g);
             if !(g > 0.0 && g <= 1.0) {
                 return Err(Invalid::new(
@@ -296,8 +302,71 @@ pub fn resolve_transport(
                 min_rate_bps: rate_at(min_rate, path.key("min_rate"), d.min_rate_bps)?,
                 rate_on_first_cnp: d.rate_on_first_cnp,
             };
-            let cc = match cc.unwrap_or(crate::config::RdmaCcConfig::Dcqcn) {
+            let cc_choice = cc.unwrap_or(crate::config::RdmaCcConfig::Dcqcn);
+            let is_timely = cc_choice == crate::config::RdmaCcConfig::Timely;
+            let only = |given: bool, field: &str, which: &str| {
+                if given {
+                    Err(Invalid::new(
+                        path.key(field),
+                        format!("applies to cc = \"{which}\" only"),
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            for (given, field) in [
+                (timely_alpha.is_some(), "timely_alpha"),
+                (timely_beta.is_some(), "timely_beta"),
+                (t_low.is_some(), "t_low"),
+                (t_high.is_some(), "t_high"),
+                (min_rtt.is_some(), "min_rtt"),
+            ] {
+                if !is_timely {
+                    only(given, field, "timely")?;
+                }
+            }
+            for (given, field) in [
+                (g_given, "g"),
+                (alpha_interval.is_some(), "alpha_interval"),
+                (decrease_interval.is_some(), "decrease_interval"),
+                (increase_interval.is_some(), "increase_interval"),
+                (fast_recovery_stages.is_some(), "fast_recovery_stages"),
+            ] {
+                if is_timely {
+                    only(given, field, "dcqcn")?;
+                }
+            }
+            let cc = match cc_choice {
                 crate::config::RdmaCcConfig::Dcqcn => RdmaCc::Dcqcn(dcqcn),
+                crate::config::RdmaCcConfig::Timely => {
+                    use netstep_core::transport::rdma::timely::TimelySpec;
+                    let t = TimelySpec::default();
+                    let unit = |v: Option<f64>, field: &str, default: f64| {
+                        let v = v.unwrap_or(default);
+                        if v > 0.0 && v <= 1.0 {
+                            Ok(v)
+                        } else {
+                            Err(Invalid::new(
+                                path.key(field),
+                                format!("must be in (0, 1], got {v}"),
+                            ))
+                        }
+                    };
+                    let spec = TimelySpec {
+                        alpha: unit(*timely_alpha, "timely_alpha", t.alpha)?,
+                        beta: unit(*timely_beta, "timely_beta", t.beta)?,
+                        t_low: duration_at(t_low, path.key("t_low"), t.t_low)?,
+                        t_high: positive(t_high, "t_high", t.t_high)?,
+                        min_rtt: positive(min_rtt, "min_rtt", t.min_rtt)?,
+                        rate_ai_bps: dcqcn.rate_ai_bps,
+                        rate_hai_bps: dcqcn.rate_hai_bps,
+                        min_rate_bps: dcqcn.min_rate_bps,
+                    };
+                    if spec.t_low >= spec.t_high {
+                        return Err(Invalid::new(path.key("t_low"), "must be below t_high"));
+                    }
+                    RdmaCc::Timely(spec)
+                }
             };
             let mtu = size_at(mtu, path.key("mtu"), Bytes(1000))?;
             if mtu.0 == 0 || mtu.0 > 65_535 {

@@ -752,3 +752,74 @@ fn dcqcn_is_exact_and_thread_invariant() {
         "dcqcn, 4",
     );
 }
+
+/// TIMELY (Mittal et al. 2015, the HPCC simulator's version) on the DCQCN dumbbell: alone,
+/// the first flow's RTT stays below `t_low` (50 us) and it sends at the 10 Gb/s line rate;
+/// when the second flow joins at 5 ms the queue, hence the RTT, rises, the RTT gradient turns
+/// positive, and both flows cut their rates below half the line rate within a millisecond.
+/// Over 10-59 ms TIMELY keeps oscillating (it has no single fixed point; the HPCC paper shows
+/// the same): measured shares and utilisation are printed and the flows' throughputs checked
+/// for fairness (Jain >= 0.95).
+#[test]
+fn timely_cuts_its_rate_when_the_rtt_gradient_rises() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(DCQCN, &["transport.cc=\"timely\""]);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let trace = sampled(&s, SimTime::from_ms(1));
+    let at = |flow: u32, ms: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == ms * 1_000_000_000)
+            .unwrap()
+    };
+    let rate = |flow: u32, ms: u64| at(flow, ms).pacing_rate_bps.unwrap();
+    assert!(rate(0, 4) >= 9.99e9, "alone at line rate: {}", rate(0, 4));
+    assert!(
+        rate(0, 6) < 5e9 && rate(1, 6) < 5e9,
+        "{} {}",
+        rate(0, 6),
+        rate(1, 6)
+    );
+    let port_at = |ms: u64| {
+        trace
+            .samples
+            .iter()
+            .find(|q| q.port == bottleneck && q.time_ps == ms * 1_000_000_000)
+            .unwrap()
+    };
+    let utilisation = (port_at(59).tx_bytes - port_at(10).tx_bytes) as f64 * 8.0 / 0.049 / 10e9;
+    let x: Vec<f64> = (0..2)
+        .map(|f| (at(f, 59).acked - at(f, 10).acked) as f64)
+        .collect();
+    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    println!(
+        "TIMELY: at 4 ms {:.2} Gb/s, at 6 ms {:.2} / {:.2} Gb/s; over 10-59 ms utilisation {utilisation:.3}, Jain {jain:.4}",
+        rate(0, 4) / 1e9,
+        rate(0, 6) / 1e9,
+        rate(1, 6) / 1e9
+    );
+    assert!(jain >= 0.95, "{jain}");
+}
+
+#[test]
+fn timely_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        DCQCN,
+        &[
+            "transport.cc=\"timely\"",
+            "traffic.0.flows.0.size=\"2MB\"",
+            "traffic.0.flows.1.size=\"2MB\"",
+            "traffic.0.flows.1.start=\"100us\"",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "timely");
+    assert_same_simulation(
+        &reference,
+        &run_window(&s, 4, WindowMode::Exact),
+        "timely, 4",
+    );
+}

@@ -15,17 +15,21 @@
 //!   progress give the flow up.
 
 pub mod dcqcn;
+pub mod timely;
 
 use super::{FailureReason, FlowEnds, TransportOut};
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
 use crate::units::{Bytes, SimTime};
 use dcqcn::{Dcqcn, DcqcnSpec};
+use timely::{Timely, TimelySpec};
 
 /// Which rate control an RDMA flow uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RdmaCc {
     /// DCQCN (Zhu et al. 2015), in the HPCC simulator's Mellanox variant.
     Dcqcn(DcqcnSpec),
+    /// TIMELY (Mittal et al. 2015): RTT-gradient rate control.
+    Timely(TimelySpec),
 }
 
 impl RdmaCc {
@@ -33,6 +37,7 @@ impl RdmaCc {
     pub const fn transport_name(&self) -> &'static str {
         match self {
             RdmaCc::Dcqcn(_) => "rdma_dcqcn",
+            RdmaCc::Timely(_) => "rdma_timely",
         }
     }
 }
@@ -117,6 +122,8 @@ pub struct RdmaSender {
 pub enum RdmaRate {
     /// DCQCN.
     Dcqcn(Dcqcn),
+    /// TIMELY.
+    Timely(Timely),
 }
 
 impl RdmaRate {
@@ -124,12 +131,14 @@ impl RdmaRate {
     pub fn rate_bps(&self) -> f64 {
         match self {
             RdmaRate::Dcqcn(d) => d.rate,
+            RdmaRate::Timely(t) => t.rate,
         }
     }
     /// DCQCN's alpha.
     pub fn alpha(&self) -> Option<f64> {
         match self {
             RdmaRate::Dcqcn(d) => Some(d.alpha),
+            RdmaRate::Timely(_) => None,
         }
     }
 }
@@ -145,6 +154,7 @@ impl RdmaSender {
     ) -> RdmaSender {
         let cc = match spec.cc {
             RdmaCc::Dcqcn(d) => RdmaRate::Dcqcn(Dcqcn::new(d, line_rate_bps)),
+            RdmaCc::Timely(t) => RdmaRate::Timely(Timely::new(t, line_rate_bps)),
         };
         let mut s = RdmaSender {
             n_packets: spec.n_packets(ends.size),
@@ -229,12 +239,23 @@ impl RdmaSender {
             // Go back N.
             self.snd_nxt = packet.seq;
         }
-        if packet.has(Packet::ECN_ECHO) {
-            let mut timers = Vec::new();
-            match &mut self.cc {
-                RdmaRate::Dcqcn(d) => d.on_cnp(now, &mut timers),
+        match &mut self.cc {
+            RdmaRate::Dcqcn(d) => {
+                if packet.has(Packet::ECN_ECHO) {
+                    let mut timers = Vec::new();
+                    d.on_cnp(now, &mut timers);
+                    self.push_cc_timers(timers, out);
+                }
             }
-            self.push_cc_timers(timers, out);
+            RdmaRate::Timely(t) => {
+                if packet.kind == PacketKind::Ack {
+                    t.on_ack(
+                        packet.seq,
+                        SimTime(now.0.saturating_sub(packet.sent_ps)),
+                        self.snd_nxt,
+                    );
+                }
+            }
         }
         if self.is_done() {
             self.rto_deadline = None;
@@ -279,6 +300,7 @@ impl RdmaSender {
                 let mut timers = Vec::new();
                 match &mut self.cc {
                     RdmaRate::Dcqcn(d) => d.on_timer(kind, generation, now, &mut timers),
+                    RdmaRate::Timely(_) => {}
                 }
                 self.push_cc_timers(timers, out);
             }
