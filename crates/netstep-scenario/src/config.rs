@@ -411,6 +411,9 @@ pub enum RoutingMode {
 }
 
 /// A transport and its parameters.
+// Parsed once per traffic block and resolved at once: the size of the largest variant
+// (RDMA's parameters) costs nothing that boxing would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TransportConfig {
@@ -480,6 +483,8 @@ pub enum TransportConfig {
         max_retries: Option<u32>,
         /// At most one NACK per gap in this interval. Default `"500us"`.
         nack_interval: Option<String>,
+        /// Loss recovery: `"go_back_n"` (default) or `"selective_repeat"`.
+        recovery: Option<String>,
         /// DCQCN: EWMA gain of alpha. Default 1/16.
         g: Option<f64>,
         /// DCQCN: alpha update period. Default `"55us"`.

@@ -264,6 +264,7 @@ pub fn resolve_transport(
             t_low,
             t_high,
             min_rtt,
+            recovery,
         } => {
             use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
             use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
@@ -388,6 +389,20 @@ pub fn resolve_transport(
                 rto: positive(rto, "rto", SimTime::from_ms(1))?,
                 max_retries: max_retries.unwrap_or(15),
                 nack_interval: positive(nack_interval, "nack_interval", SimTime::from_us(500))?,
+                recovery: match recovery.as_deref() {
+                    None | Some("go_back_n") => netstep_core::transport::rdma::Recovery::GoBackN,
+                    Some("selective_repeat") => {
+                        netstep_core::transport::rdma::Recovery::SelectiveRepeat
+                    }
+                    Some(other) => {
+                        return Err(Invalid::new(
+                            path.key("recovery"),
+                            format!(
+                                "unknown recovery {other:?}; expected \"go_back_n\" or \"selective_repeat\""
+                            ),
+                        ));
+                    }
+                },
                 cc,
             }))
         }

@@ -13,6 +13,9 @@
 //! - A NACK sends the sender back to the named packet; a retransmission timeout (no progress
 //!   for `rto`) back to the first unacknowledged one; `max_retries` timeouts in a row without
 //!   progress give the flow up.
+//! - With selective repeat instead, the receiver keeps packets that arrive out of order and
+//!   the sender resends only the packet a NACK (or a timeout) names, then goes on with new
+//!   data.
 
 pub mod dcqcn;
 pub mod timely;
@@ -42,6 +45,15 @@ impl RdmaCc {
     }
 }
 
+/// How an RDMA flow recovers losses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The receiver drops out-of-order packets; the sender goes back to the missing one.
+    GoBackN,
+    /// The receiver keeps out-of-order packets; the sender resends only the missing one.
+    SelectiveRepeat,
+}
+
 /// RDMA parameters of a flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RdmaSpec {
@@ -56,6 +68,8 @@ pub struct RdmaSpec {
     pub max_retries: u32,
     /// The receiver sends at most one NACK per gap in this interval.
     pub nack_interval: SimTime,
+    /// Loss recovery.
+    pub recovery: Recovery,
     /// Rate control.
     pub cc: RdmaCc,
 }
@@ -105,6 +119,8 @@ pub struct RdmaSender {
     rto: SimTime,
     backoffs: u32,
     number: u32,
+    /// Selective repeat: packets to resend before new data.
+    resend: std::collections::VecDeque<u32>,
     /// The rate control.
     pub cc: RdmaRate,
     /// Data packets put on the wire, retransmissions included.
@@ -170,6 +186,7 @@ impl RdmaSender {
             rto: spec.rto,
             backoffs: 0,
             number: 0,
+            resend: std::collections::VecDeque::new(),
             cc,
             packets_sent: 0,
             retransmits: 0,
@@ -236,8 +253,14 @@ impl RdmaSender {
             && packet.seq >= self.snd_una
             && packet.seq < self.snd_nxt
         {
-            // Go back N.
-            self.snd_nxt = packet.seq;
+            match spec.recovery {
+                Recovery::GoBackN => self.snd_nxt = packet.seq,
+                Recovery::SelectiveRepeat => {
+                    if !self.resend.contains(&packet.seq) {
+                        self.resend.push_back(packet.seq);
+                    }
+                }
+            }
         }
         match &mut self.cc {
             RdmaRate::Dcqcn(d) => {
@@ -292,7 +315,14 @@ impl RdmaSender {
                 }
                 self.backoffs += 1;
                 self.timeouts += 1;
-                self.snd_nxt = self.snd_una;
+                match spec.recovery {
+                    Recovery::GoBackN => self.snd_nxt = self.snd_una,
+                    Recovery::SelectiveRepeat => {
+                        if !self.resend.contains(&self.snd_una) {
+                            self.resend.push_front(self.snd_una);
+                        }
+                    }
+                }
                 self.arm_rto(spec, now, out);
                 self.send(spec, now, out);
             }
@@ -326,7 +356,11 @@ impl RdmaSender {
 
     /// Sends the next packet if the pacing allows, else arms the pacing timer.
     fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
-        if self.snd_nxt >= self.n_packets || self.failure.is_some() {
+        while self.resend.front().is_some_and(|&s| s < self.snd_una) {
+            self.resend.pop_front();
+        }
+        let more = |s: &Self| s.snd_nxt < s.n_packets || !s.resend.is_empty();
+        if !more(self) || self.failure.is_some() {
             return;
         }
         if self.next_send > now {
@@ -340,7 +374,13 @@ impl RdmaSender {
             }
             return;
         }
-        let seq = self.snd_nxt;
+        let seq = match self.resend.pop_front() {
+            Some(seq) => seq,
+            None => {
+                self.snd_nxt += 1;
+                self.snd_nxt - 1
+            }
+        };
         let wire = spec.packet_wire_bytes(self.ends.size, seq);
         if seq < self.high_sent {
             self.retransmits += 1;
@@ -360,14 +400,13 @@ impl RdmaSender {
         packet.ecn = Ecn::Ect0;
         out.packets.push(packet);
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
-        self.snd_nxt += 1;
         if self.rto_deadline.is_none() {
             self.arm_rto(spec, now, out);
         }
         let rate = self.cc.rate_bps().max(1.0);
         let gap = (wire as f64 * 8.0 / rate * 1e12).ceil() as u64;
         self.next_send = now + SimTime(gap.max(1));
-        if self.snd_nxt < self.n_packets {
+        if more(self) {
             self.pace_pending = true;
             self.pace_generation = self.pace_generation.wrapping_add(1);
             out.timers.push((
@@ -385,6 +424,8 @@ pub struct RdmaReceiver {
     flow: u32,
     n_packets: u32,
     expected: u32,
+    /// Selective repeat: packets above `expected` already received.
+    held: std::collections::BTreeSet<u32>,
     last_nack: Option<(u32, SimTime)>,
     acks_sent: u32,
     /// Distinct packets delivered.
@@ -401,6 +442,7 @@ impl RdmaReceiver {
             flow: ends.flow,
             n_packets: spec.n_packets(ends.size),
             expected: 0,
+            held: std::collections::BTreeSet::new(),
             last_nack: None,
             acks_sent: 0,
             delivered: 0,
@@ -419,11 +461,17 @@ impl RdmaReceiver {
         let kind = if data.seq == self.expected {
             self.expected += 1;
             self.delivered += 1;
+            while self.held.remove(&self.expected) {
+                self.expected += 1;
+            }
             if self.expected == self.n_packets && self.completed.is_none() {
                 self.completed = Some(now);
             }
             PacketKind::Ack
         } else if data.seq > self.expected {
+            if spec.recovery == Recovery::SelectiveRepeat && self.held.insert(data.seq) {
+                self.delivered += 1;
+            }
             let again = self
                 .last_nack
                 .is_some_and(|(seq, at)| seq == self.expected && now < at + spec.nack_interval);
