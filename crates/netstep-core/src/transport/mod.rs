@@ -1,8 +1,8 @@
 //! Transports: the senders and receivers that run on hosts. One transport per file, dispatched
-//! through the [`Sender`] / [`Receiver`] enums (no `dyn`). TCP is one reliable sender and
-//! receiver ([`tcp`]) with the congestion control as a separate enum ([`cc`]): later TCP
-//! congestion controls (CUBIC, DCTCP, BBR) are one [`cc`] file each; rate-based transports
-//! (DCQCN, HPCC, TIMELY) and REAL's sources are further variants here.
+//! through the [`Sender`] / [`Receiver`] enums (no `dyn`): open-loop sources, TCP (one reliable
+//! sender and receiver, [`tcp`], with the window-based congestion control as a separate enum,
+//! [`cc`]: NewReno, DCTCP, CUBIC, BBR and REAL's generic, JK and DEC sources) and RDMA
+//! ([`rdma`]: rate-based, go-back-N or selective repeat, with DCQCN or TIMELY).
 //!
 //! A transport never touches the network directly: it writes packets and timers into a
 //! [`TransportOut`], which its host's logical process turns into NIC enqueues and events.
