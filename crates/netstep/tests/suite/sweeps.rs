@@ -366,7 +366,7 @@ fn kill_9_at_random_moments_then_resume_runs_every_point_exactly_once() {
     let file = setup(
         dir.path(),
         "seeds = 6\n[grid]\nload = { key = \"traffic.0.load\", values = [0.3, 0.6] }\n",
-        "4ms",
+        "10ms",
     );
     let out = dir.path().join("out");
     let plan = plan::load(&file).unwrap();
