@@ -155,29 +155,22 @@ pub fn resolve_transport(
             max_retries,
             dctcp_g,
         } => {
-            let cc = match (cc.unwrap_or(CcConfig::Newreno), dctcp_g) {
-                (
-                    CcConfig::Newreno
-                    | CcConfig::Cubic
-                    | CcConfig::Generic
-                    | CcConfig::Jk
-                    | CcConfig::Dec
-                    | CcConfig::Bbr,
-                    Some(_),
-                ) => {
-                    return Err(Invalid::new(
-                        path.key("dctcp_g"),
-                        "applies to cc = \"dctcp\" only",
-                    ));
-                }
-                (CcConfig::Newreno, None) => CcSpec::NewReno,
-                (CcConfig::Cubic, None) => CcSpec::Cubic,
-                (CcConfig::Generic, None) => CcSpec::Generic,
-                (CcConfig::Jk, None) => CcSpec::Jk,
-                (CcConfig::Dec, None) => CcSpec::Dec,
-                (CcConfig::Bbr, None) => CcSpec::Bbr,
-                (CcConfig::Dctcp, g) => {
-                    let g = g.unwrap_or(1.0 / 16.0);
+            let cc = cc.unwrap_or(CcConfig::Newreno);
+            if dctcp_g.is_some() && cc != CcConfig::Dctcp {
+                return Err(Invalid::new(
+                    path.key("dctcp_g"),
+                    "applies to cc = \"dctcp\" only",
+                ));
+            }
+            let cc = match cc {
+                CcConfig::Newreno => CcSpec::NewReno,
+                CcConfig::Cubic => CcSpec::Cubic,
+                CcConfig::Generic => CcSpec::Generic,
+                CcConfig::Jk => CcSpec::Jk,
+                CcConfig::Dec => CcSpec::Dec,
+                CcConfig::Bbr => CcSpec::Bbr,
+                CcConfig::Dctcp => {
+                    let g = dctcp_g.unwrap_or(1.0 / 16.0);
                     if !(g > 0.0 && g <= 1.0) {
                         return Err(Invalid::new(
                             path.key("dctcp_g"),

@@ -37,7 +37,7 @@ fn dumbbell_steady_state(overrides: &[&str]) -> (f64, f64, f64, u64) {
     {
         bytes[d.flow as usize] += d.size_bytes as f64;
     }
-    let jain = (bytes[0] + bytes[1]).powi(2) / (2.0 * (bytes[0].powi(2) + bytes[1].powi(2)));
+    let jain = jain(&bytes);
     (utilisation, mean_queue, jain, out.stats.drops)
 }
 
@@ -123,13 +123,7 @@ fn dctcp_alpha_tracks_the_marked_fraction_in_cc_samples() {
             .map(|c| c.alpha.expect("DCTCP samples alpha"))
             .collect();
         assert!(alphas.len() >= 2 * 30, "two flows sampled every 100 us");
-        let at = |t: u64| {
-            trace
-                .samples
-                .iter()
-                .find(|q| q.port == bottleneck && q.time_ps == t)
-                .unwrap()
-        };
+        let at = |t: u64| queue_at(&trace, bottleneck, t);
         let (a, z) = (at(lo), at(hi));
         let fraction = (z.ecn_marks - a.ecn_marks) as f64 / (z.tx_packets - a.tx_packets) as f64;
         let mean_alpha = alphas.iter().sum::<f64>() / alphas.len() as f64;
@@ -172,6 +166,35 @@ fn sampled(
     trace
 }
 
+/// The queue sample of global `port` at `time_ps`.
+fn queue_at(
+    trace: &netstep_core::engine::trace::MemoryTrace,
+    port: u32,
+    time_ps: u64,
+) -> &netstep_core::engine::trace::QueueSample {
+    trace
+        .samples
+        .iter()
+        .find(|q| q.port == port && q.time_ps == time_ps)
+        .unwrap()
+}
+
+/// Segments (packets) `flow` had acknowledged at `time_ps`, from its congestion-control sample.
+fn acked_at(trace: &netstep_core::engine::trace::MemoryTrace, flow: u32, time_ps: u64) -> f64 {
+    trace
+        .cc
+        .iter()
+        .find(|c| c.flow == flow && c.time_ps == time_ps)
+        .unwrap()
+        .acked as f64
+}
+
+/// Jain's fairness index of `x`.
+fn jain(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    sum * sum / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
 /// CUBIC fills a half-BDP drop-tail bottleneck and two flows of equal RTT share it: over
 /// 4.9-14.9 s, utilisation >= 95 % (the bottleneck's transmitted bytes) and Jain fairness >= 0.95
 /// (each flow's newly acknowledged segments, from cc_samples).
@@ -184,24 +207,11 @@ fn cubic_fills_the_bottleneck_and_shares_it_fairly() {
     let trace = sampled(&s, SimTime::from_ms(100));
     // The last sample is at 14.9 s (the run stops at 15 s).
     let (from, to) = (4_900_000_000_000u64, 14_900_000_000_000u64);
-    let port_at = |t: u64| {
-        trace
-            .samples
-            .iter()
-            .find(|q| q.port == bottleneck && q.time_ps == t)
-            .unwrap()
-    };
+    let port_at = |t: u64| queue_at(&trace, bottleneck, t);
     let utilisation = (port_at(to).tx_bytes - port_at(from).tx_bytes) as f64 * 8.0 / 10.0 / 100e6;
-    let acked = |flow: u32, t: u64| {
-        trace
-            .cc
-            .iter()
-            .find(|c| c.flow == flow && c.time_ps == t)
-            .unwrap()
-            .acked as f64
-    };
+    let acked = |flow: u32, t: u64| acked_at(&trace, flow, t);
     let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
-    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    let jain = jain(&x);
     println!("CUBIC: utilisation {utilisation:.4}, Jain {jain:.4}, segments {x:?}");
     assert!(utilisation >= 0.95, "{utilisation}");
     assert!(jain >= 0.95, "{jain}");
@@ -318,14 +328,7 @@ fn gateway(s: &netstep_scenario::Scenario, from: f64, to: f64) -> Gateway {
         (from, to),
         "samples at both ends"
     );
-    let acked = |flow: u32, t: u64| {
-        trace
-            .cc
-            .iter()
-            .find(|c| c.flow == flow && c.time_ps == t)
-            .unwrap()
-            .acked as f64
-    };
+    let acked = |flow: u32, t: u64| acked_at(&trace, flow, t);
     let delivered: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
     let total: f64 = delivered.iter().sum();
     Gateway {
@@ -337,11 +340,6 @@ fn gateway(s: &netstep_scenario::Scenario, from: f64, to: f64) -> Gateway {
         drops: last.drops - first.drops,
         shares: delivered.iter().map(|d| d / total).collect(),
     }
-}
-
-fn jain(shares: &[f64]) -> f64 {
-    let sum: f64 = shares.iter().sum();
-    sum * sum / (shares.len() as f64 * shares.iter().map(|x| x * x).sum::<f64>())
 }
 
 /// Keshav 1988 / Ramakrishnan and Jain: DEC sources keep the gateway's queue short. The
@@ -531,16 +529,9 @@ fn bbr_fills_the_bottleneck_fairly_with_a_bounded_queue() {
         .collect();
     let at = |t: u64| port.iter().find(|q| q.time_ps == t).unwrap();
     let utilisation = (at(to).tx_bytes - at(from).tx_bytes) as f64 * 8.0 / 10.0 / 100e6;
-    let acked = |flow: u32, t: u64| {
-        trace
-            .cc
-            .iter()
-            .find(|c| c.flow == flow && c.time_ps == t)
-            .unwrap()
-            .acked as f64
-    };
+    let acked = |flow: u32, t: u64| acked_at(&trace, flow, t);
     let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
-    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    let jain = jain(&x);
     let bdp = 100e6 / 8.0 * 0.010;
     let after_startup = port
         .iter()
@@ -642,24 +633,11 @@ fn dcqcn_flows_converge_to_equal_rates() {
         let (a, b) = (rate(0, t), rate(1, t));
         instantaneous = instantaneous.max((a - b).abs() / a.max(b));
     }
-    let port_at = |t: u64| {
-        trace
-            .samples
-            .iter()
-            .find(|q| q.port == bottleneck && q.time_ps == t)
-            .unwrap()
-    };
+    let port_at = |t: u64| queue_at(&trace, bottleneck, t);
     let utilisation = (port_at(to).tx_bytes - port_at(from).tx_bytes) as f64 * 8.0
         / ((to - from) as f64 * 1e-12)
         / 10e9;
-    let acked = |flow: u32, t: u64| {
-        trace
-            .cc
-            .iter()
-            .find(|c| c.flow == flow && c.time_ps == t)
-            .unwrap()
-            .acked as f64
-    };
+    let acked = |flow: u32, t: u64| acked_at(&trace, flow, t);
     let mut worst = 0.0f64;
     for start in (from..to - 4_000_000_000).step_by(5_000_000_000) {
         let end = start + 5_000_000_000;
@@ -670,7 +648,7 @@ fn dcqcn_flows_converge_to_equal_rates() {
         worst = worst.max((a - b).abs() / a.max(b));
     }
     let x: Vec<f64> = (0..2).map(|f| acked(f, to) - acked(f, from)).collect();
-    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    let jain = jain(&x);
     println!(
         "DCQCN: largest gap per 5 ms window {worst:.3} (sending rates, 1 ms samples: {instantaneous:.3}), utilisation {utilisation:.4}, Jain {jain:.4}, drops {}",
         port_at(to).drops
@@ -793,7 +771,7 @@ fn timely_cuts_its_rate_when_the_rtt_gradient_rises() {
     let x: Vec<f64> = (0..2)
         .map(|f| (at(f, 59).acked - at(f, 10).acked) as f64)
         .collect();
-    let jain = (x[0] + x[1]).powi(2) / (2.0 * (x[0].powi(2) + x[1].powi(2)));
+    let jain = jain(&x);
     println!(
         "TIMELY: at 4 ms {:.2} Gb/s, at 6 ms {:.2} / {:.2} Gb/s; over 10-59 ms utilisation {utilisation:.3}, Jain {jain:.4}",
         rate(0, 4) / 1e9,

@@ -307,12 +307,8 @@ mod tests {
             *delivered += 1;
             let inflight = b.cwnd.min(b.pacing_gain.max(1.0) * rate * rtt) as u32;
             b.on_ack(&AckSample {
-                acked: 1,
                 now: *now,
                 rtt: SimTime((rtt * 1e12) as u64),
-                abc_limit: 0,
-                ece: false,
-                congestion: false,
                 una: *delivered,
                 high: *delivered + inflight,
                 delivered: *delivered,
@@ -320,6 +316,7 @@ mod tests {
                     rate,
                     prior_delivered: delivered.saturating_sub(inflight),
                 }),
+                ..AckSample::test(1)
             });
         }
     }

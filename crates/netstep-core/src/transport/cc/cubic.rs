@@ -145,16 +145,9 @@ mod tests {
         for _ in 0..n {
             *now = SimTime(now.0 + step.0);
             c.on_ack(&AckSample {
-                acked: 1,
                 now: *now,
                 rtt,
-                abc_limit: 0,
-                ece: false,
-                congestion: false,
-                una: 0,
-                high: 0,
-                delivered: 0,
-                rate: None,
+                ..AckSample::test(1)
             });
         }
     }

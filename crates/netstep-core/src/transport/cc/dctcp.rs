@@ -79,16 +79,11 @@ mod tests {
 
     fn ack(acked: u32, una: u32, high: u32, ece: bool) -> AckSample {
         AckSample {
-            acked,
-            now: SimTime::ZERO,
             rtt: SimTime::ZERO,
-            abc_limit: 0,
             ece,
-            congestion: false,
             una,
             high,
-            delivered: 0,
-            rate: None,
+            ..AckSample::test(acked)
         }
     }
 

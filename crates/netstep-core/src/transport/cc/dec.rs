@@ -90,20 +90,13 @@ impl Dec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::SimTime;
 
     fn ack(una: u32, high: u32, congestion: bool) -> AckSample {
         AckSample {
-            acked: 1,
-            now: SimTime::ZERO,
-            rtt: SimTime(1),
-            abc_limit: 0,
-            ece: false,
             congestion,
             una,
             high,
-            delivered: 0,
-            rate: None,
+            ..AckSample::test(1)
         }
     }
 

@@ -44,21 +44,9 @@ impl Jk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::SimTime;
 
     fn ack(acked: u32) -> AckSample {
-        AckSample {
-            acked,
-            now: SimTime::ZERO,
-            rtt: SimTime(1),
-            abc_limit: 0,
-            ece: false,
-            congestion: false,
-            una: 0,
-            high: 0,
-            delivered: 0,
-            rate: None,
-        }
+        AckSample::test(acked)
     }
 
     #[test]

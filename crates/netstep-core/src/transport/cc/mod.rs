@@ -119,6 +119,26 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
 }
 
+#[cfg(test)]
+impl AckSample {
+    /// For unit tests: `acked` segments at time zero with a 1 ps RTT, no marks, no limit, no
+    /// rate sample; vary the rest by struct update.
+    pub(crate) fn test(acked: u32) -> AckSample {
+        AckSample {
+            acked,
+            now: SimTime::ZERO,
+            rtt: SimTime(1),
+            abc_limit: 0,
+            ece: false,
+            congestion: false,
+            una: 0,
+            high: 0,
+            delivered: 0,
+            rate: None,
+        }
+    }
+}
+
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation): the segments
 /// delivered between sending the most recently delivered segment and its acknowledgment, over
 /// the longer of the send and ACK intervals.

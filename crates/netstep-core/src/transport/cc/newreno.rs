@@ -59,20 +59,11 @@ impl NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::SimTime;
 
     fn ack(acked: u32, abc_limit: u32) -> AckSample {
         AckSample {
-            acked,
-            now: SimTime::ZERO,
-            rtt: SimTime(1),
             abc_limit,
-            ece: false,
-            congestion: false,
-            una: 0,
-            high: 0,
-            delivered: 0,
-            rate: None,
+            ..AckSample::test(acked)
         }
     }
 

@@ -168,7 +168,7 @@ impl Dcqcn {
                     ));
                 }
             }
-            INCREASE if generation == self.increase_generation & ((1 << 28) - 1) => {
+            INCREASE if generation == self.increase_generation & super::GENERATION => {
                 timers.push((
                     now + self.spec.increase_interval,
                     INCREASE,

@@ -94,6 +94,11 @@ impl RdmaSpec {
 /// Timer kinds, in the token's top bits; the rest is a generation that retires stale timers.
 const KIND_SHIFT: u32 = 28;
 const GENERATION: u32 = (1 << KIND_SHIFT) - 1;
+
+/// A timer token: `kind` and the low bits of `generation`.
+fn token(kind: u32, generation: u32) -> u32 {
+    (kind << KIND_SHIFT) | (generation & GENERATION)
+}
 const PACE: u32 = 0;
 const RTO: u32 = 1;
 /// First timer kind the rate control owns.
@@ -121,6 +126,8 @@ pub struct RdmaSender {
     number: u32,
     /// Selective repeat: packets to resend before new data.
     resend: std::collections::VecDeque<u32>,
+    /// Timers the rate control asks for, `(time, kind, generation)` (reused buffer).
+    cc_timers: Vec<(SimTime, u32, u32)>,
     /// The rate control.
     pub cc: RdmaRate,
     /// Data packets put on the wire, retransmissions included.
@@ -187,6 +194,7 @@ impl RdmaSender {
             backoffs: 0,
             number: 0,
             resend: std::collections::VecDeque::new(),
+            cc_timers: Vec::new(),
             cc,
             packets_sent: 0,
             retransmits: 0,
@@ -265,9 +273,7 @@ impl RdmaSender {
         match &mut self.cc {
             RdmaRate::Dcqcn(d) => {
                 if packet.has(Packet::ECN_ECHO) {
-                    let mut timers = Vec::new();
-                    d.on_cnp(now, &mut timers);
-                    self.push_cc_timers(timers, out);
+                    d.on_cnp(now, &mut self.cc_timers);
                 }
             }
             RdmaRate::Timely(t) => {
@@ -280,6 +286,7 @@ impl RdmaSender {
                 }
             }
         }
+        self.push_cc_timers(out);
         if self.is_done() {
             self.rto_deadline = None;
             return;
@@ -327,20 +334,18 @@ impl RdmaSender {
                 self.send(spec, now, out);
             }
             _ => {
-                let mut timers = Vec::new();
                 match &mut self.cc {
-                    RdmaRate::Dcqcn(d) => d.on_timer(kind, generation, now, &mut timers),
+                    RdmaRate::Dcqcn(d) => d.on_timer(kind, generation, now, &mut self.cc_timers),
                     RdmaRate::Timely(_) => {}
                 }
-                self.push_cc_timers(timers, out);
+                self.push_cc_timers(out);
             }
         }
     }
 
-    fn push_cc_timers(&mut self, timers: Vec<(SimTime, u32, u32)>, out: &mut TransportOut) {
-        for (at, kind, generation) in timers {
-            out.timers
-                .push((at, (kind << KIND_SHIFT) | (generation & GENERATION)));
+    fn push_cc_timers(&mut self, out: &mut TransportOut) {
+        for (at, kind, generation) in self.cc_timers.drain(..) {
+            out.timers.push((at, token(kind, generation)));
         }
     }
 
@@ -348,10 +353,15 @@ impl RdmaSender {
         let deadline = now + spec.rto;
         self.rto_deadline = Some(deadline);
         self.rto_generation = self.rto_generation.wrapping_add(1);
-        out.timers.push((
-            deadline,
-            (RTO << KIND_SHIFT) | (self.rto_generation & GENERATION),
-        ));
+        out.timers.push((deadline, token(RTO, self.rto_generation)));
+    }
+
+    /// Sets the pacing timer for `next_send` (a newer one retires any pending).
+    fn arm_pace(&mut self, out: &mut TransportOut) {
+        self.pace_pending = true;
+        self.pace_generation = self.pace_generation.wrapping_add(1);
+        out.timers
+            .push((self.next_send, token(PACE, self.pace_generation)));
     }
 
     /// Sends the next packet if the pacing allows, else arms the pacing timer.
@@ -365,12 +375,7 @@ impl RdmaSender {
         }
         if self.next_send > now {
             if !self.pace_pending {
-                self.pace_pending = true;
-                self.pace_generation = self.pace_generation.wrapping_add(1);
-                out.timers.push((
-                    self.next_send,
-                    (PACE << KIND_SHIFT) | (self.pace_generation & GENERATION),
-                ));
+                self.arm_pace(out);
             }
             return;
         }
@@ -407,12 +412,7 @@ impl RdmaSender {
         let gap = (wire as f64 * 8.0 / rate * 1e12).ceil() as u64;
         self.next_send = now + SimTime(gap.max(1));
         if more(self) {
-            self.pace_pending = true;
-            self.pace_generation = self.pace_generation.wrapping_add(1);
-            out.timers.push((
-                self.next_send,
-                (PACE << KIND_SHIFT) | (self.pace_generation & GENERATION),
-            ));
+            self.arm_pace(out);
         }
     }
 }

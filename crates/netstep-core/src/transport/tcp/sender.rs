@@ -169,7 +169,7 @@ impl TcpSender {
                 sb.advance(a);
                 sb.sack(ack.sack_start, ack.sack_len as u32);
             }
-            let (delivered, rate) = self.rate_sample(ack, true, now);
+            let (delivered, rate) = self.rate_sample(ack, now);
             let flight = self.high_sent - self.snd_una;
             if self.in_recovery {
                 if self.recover.is_some_and(|r| a > r) {
@@ -386,14 +386,10 @@ impl TcpSender {
         }
     }
 
-    /// Updates the delivered count after an ACK (the scoreboard already updated) and takes a
-    /// rate sample from the most recently sent segment it newly delivered.
-    fn rate_sample(
-        &mut self,
-        ack: &Packet,
-        advanced: bool,
-        now: SimTime,
-    ) -> (u32, Option<RateSample>) {
+    /// Updates the delivered count after an ACK that advanced the cumulative point (the
+    /// scoreboard already updated) and takes a rate sample from the most recently sent segment
+    /// it newly delivered.
+    fn rate_sample(&mut self, ack: &Packet, now: SimTime) -> (u32, Option<RateSample>) {
         let delivered = self.snd_una + self.scoreboard.as_ref().map_or(0, |sb| sb.sacked());
         let Some(r) = self.rates.as_mut() else {
             return (delivered, None);
@@ -403,18 +399,15 @@ impl TcpSender {
         }
         r.delivered = delivered;
         r.delivered_time = now;
-        let mut candidates = Vec::with_capacity(2);
-        if advanced {
-            candidates.push(ack.seq - 1);
-        }
-        if ack.sack_len > 0 {
-            candidates.push(ack.sack_start + ack.sack_len as u32 - 1);
-        }
-        let newest = candidates
+        // The newest segment the ACK covers: the last one acknowledged cumulatively or the
+        // last one of its SACK block, whichever was sent later.
+        let sacked = (ack.sack_len > 0).then(|| ack.sack_start + ack.sack_len as u32 - 1);
+        let newest = [Some(ack.seq - 1), sacked]
             .into_iter()
-            .filter_map(|s| r.segments.get(s as usize).map(|p| (s, *p)))
-            .max_by_key(|(_, p)| p.3);
-        let Some((_, (prior_delivered, prior_time, first_sent, sent))) = newest else {
+            .flatten()
+            .filter_map(|s| r.segments.get(s as usize).copied())
+            .max_by_key(|p| p.3);
+        let Some((prior_delivered, prior_time, first_sent, sent)) = newest else {
             return (delivered, None);
         };
         r.first_sent_time = sent;
@@ -429,9 +422,9 @@ impl TcpSender {
     }
 
     fn emit(&mut self, spec: &TcpSpec, seq: u32, now: SimTime, out: &mut TransportOut) {
-        let idle = self.high_sent == self.snd_una;
         if let Some(r) = self.rates.as_mut() {
-            if idle {
+            if self.high_sent == self.snd_una {
+                // Nothing in flight: the delivery clock restarts with this segment.
                 r.first_sent_time = now;
                 r.delivered_time = now;
             }
