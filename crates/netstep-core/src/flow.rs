@@ -226,6 +226,7 @@ fn for_each_release(
                 size,
                 seed,
                 line_rate_bps: 0.0,
+                base_rtt: SimTime::ZERO,
             };
             let mut out = TransportOut::default();
             let mut sender = OpenLoopSender::start(spec, ends, SimTime::ZERO, &mut out);

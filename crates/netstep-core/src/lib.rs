@@ -16,6 +16,7 @@ pub mod pfc;
 pub mod queue;
 pub mod rng;
 pub mod shaping;
+pub mod telemetry;
 pub mod topology;
 pub mod transport;
 pub mod units;

@@ -470,7 +470,7 @@ pub enum TransportConfig {
     },
     /// RDMA (RoCEv2-style): rate-based sender, per-packet ACKs, go-back-N, with a rate control.
     Rdma {
-        /// Rate control: `"dcqcn"` or `"timely"`. Default `"dcqcn"`.
+        /// Rate control: `"dcqcn"`, `"timely"` or `"hpcc"`. Default `"dcqcn"`.
         cc: Option<RdmaCcConfig>,
         /// Payload per packet. Default `"1000B"`.
         mtu: Option<String>,
@@ -495,11 +495,12 @@ pub enum TransportConfig {
         increase_interval: Option<String>,
         /// DCQCN: fast-recovery stages before additive increase. Default 5.
         fast_recovery_stages: Option<u32>,
-        /// DCQCN and TIMELY: additive increase step. Default `"5Mbps"`.
+        /// Additive increase step. Default `"5Mbps"` (DCQCN, TIMELY); HPCC: the line rate
+        /// / 2500 (40 Mb/s at 100 Gb/s, the HPCC simulator's).
         rate_ai: Option<String>,
         /// DCQCN and TIMELY: hyper increase step. Default `"50Mbps"`.
         rate_hai: Option<String>,
-        /// DCQCN and TIMELY: lowest rate. Default `"100Mbps"`.
+        /// Lowest rate (DCQCN, TIMELY, HPCC). Default `"100Mbps"`.
         min_rate: Option<String>,
         /// TIMELY: EWMA weight of a new RTT difference. Default 0.875.
         timely_alpha: Option<f64>,
@@ -511,6 +512,15 @@ pub enum TransportConfig {
         t_high: Option<String>,
         /// TIMELY: the gradient's normalizing RTT. Default `"20us"`.
         min_rtt: Option<String>,
+        /// HPCC: target utilisation eta in (0, 1]. Default 0.95.
+        eta: Option<f64>,
+        /// HPCC: additive increases in a row before a multiplicative step. Default 5.
+        max_stage: Option<u32>,
+        /// HPCC: the base RTT `T` (window = rate x T). Default: each flow's own unloaded
+        /// round trip.
+        base_rtt: Option<String>,
+        /// HPCC: react to every ACK (true, default) or once per round trip.
+        fast_react: Option<bool>,
     },
 }
 
@@ -522,6 +532,8 @@ pub enum RdmaCcConfig {
     Dcqcn,
     /// TIMELY (Mittal et al. 2015).
     Timely,
+    /// HPCC (Li et al. 2019).
+    Hpcc,
 }
 
 /// A TCP congestion control.

@@ -630,16 +630,28 @@ fn build(
         )));
     }
     for flow in 0..model.flows.len() as u32 {
-        if netstep_core::flow::flow_route(&model.net, &model.flows, flow, false).is_none() {
-            let f = &model.flows.flows[flow as usize];
+        let route = netstep_core::flow::flow_route(&model.net, &model.flows, flow, false);
+        let f = &model.flows.flows[flow as usize];
+        // Telemetry (HPCC) stacks hold one record per switch egress port on the path.
+        let too_long = route.as_ref().is_some_and(|r| {
+            f.transport.telemetry()
+                && r.len().saturating_sub(1) > netstep_core::telemetry::MAX_INT_HOPS
+        });
+        if route.is_none() || too_long {
             let mut name =
                 |n: u32| world::node_name(&mut world, n).unwrap_or_else(|| format!("node {n}"));
             let (src, dst) = (name(f.src), name(f.dst));
+            let why = match route {
+                None => "has no route: no chain of links connects them".to_string(),
+                Some(r) => format!(
+                    "crosses {} switches, more than the {} per-hop telemetry records HPCC carries",
+                    r.len() - 1,
+                    netstep_core::telemetry::MAX_INT_HOPS
+                ),
+            };
             return Err(Invalid::new(
                 FieldPath::of(&["traffic"]),
-                format!(
-                    "flow {flow} from {src:?} to {dst:?} has no route: no chain of links connects them"
-                ),
+                format!("flow {flow} from {src:?} to {dst:?} {why}"),
             ));
         }
     }

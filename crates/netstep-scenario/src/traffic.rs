@@ -258,6 +258,10 @@ pub fn resolve_transport(
             t_high,
             min_rtt,
             recovery,
+            eta,
+            max_stage,
+            base_rtt,
+            fast_react,
         } => {
             use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
             use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
@@ -298,6 +302,8 @@ pub fn resolve_transport(
             };
             let cc_choice = cc.unwrap_or(crate::config::RdmaCcConfig::Dcqcn);
             let is_timely = cc_choice == crate::config::RdmaCcConfig::Timely;
+            let is_dcqcn = cc_choice == crate::config::RdmaCcConfig::Dcqcn;
+            let is_hpcc = cc_choice == crate::config::RdmaCcConfig::Hpcc;
             let only = |given: bool, field: &str, which: &str| {
                 if given {
                     Err(Invalid::new(
@@ -326,9 +332,22 @@ pub fn resolve_transport(
                 (increase_interval.is_some(), "increase_interval"),
                 (fast_recovery_stages.is_some(), "fast_recovery_stages"),
             ] {
-                if is_timely {
+                if !is_dcqcn {
                     only(given, field, "dcqcn")?;
                 }
+            }
+            for (given, field) in [
+                (eta.is_some(), "eta"),
+                (max_stage.is_some(), "max_stage"),
+                (base_rtt.is_some(), "base_rtt"),
+                (fast_react.is_some(), "fast_react"),
+            ] {
+                if !is_hpcc {
+                    only(given, field, "hpcc")?;
+                }
+            }
+            if is_hpcc && rate_hai.is_some() {
+                only(true, "rate_hai", "dcqcn\" or cc = \"timely")?;
             }
             let cc = match cc_choice {
                 crate::config::RdmaCcConfig::Dcqcn => RdmaCc::Dcqcn(dcqcn),
@@ -360,6 +379,31 @@ pub fn resolve_transport(
                         return Err(Invalid::new(path.key("t_low"), "must be below t_high"));
                     }
                     RdmaCc::Timely(spec)
+                }
+                crate::config::RdmaCcConfig::Hpcc => {
+                    use netstep_core::transport::rdma::hpcc::HpccSpec;
+                    let h = HpccSpec::default();
+                    let eta = eta.unwrap_or(h.eta);
+                    if !(eta > 0.0 && eta <= 1.0) {
+                        return Err(Invalid::new(
+                            path.key("eta"),
+                            format!("must be in (0, 1], got {eta}"),
+                        ));
+                    }
+                    RdmaCc::Hpcc(HpccSpec {
+                        eta,
+                        max_stage: max_stage.unwrap_or(h.max_stage),
+                        rate_ai_bps: match rate_ai {
+                            Some(_) => Some(rate_at(rate_ai, path.key("rate_ai"), 0.0)?),
+                            None => None,
+                        },
+                        base_rtt: match base_rtt {
+                            Some(_) => Some(positive(base_rtt, "base_rtt", SimTime::ZERO)?),
+                            None => None,
+                        },
+                        min_rate_bps: dcqcn.min_rate_bps,
+                        fast_react: fast_react.unwrap_or(h.fast_react),
+                    })
                 }
             };
             let mtu = size_at(mtu, path.key("mtu"), Bytes(1000))?;

@@ -14,6 +14,7 @@
 use std::cmp::Ordering;
 
 use crate::packet::Packet;
+use crate::telemetry::IntStack;
 use crate::units::SimTime;
 
 /// Order among simultaneous events at one LP (4 bits in the key: room for 16 phases).
@@ -180,4 +181,8 @@ pub trait EventSink {
     fn local(&mut self, event: Event);
     /// An event for LP `node` (always at least one lookahead in the future).
     fn remote(&mut self, node: u32, event: Event);
+    /// The telemetry stack of packet `id`, sent to LP `node` with the packet's arrival (made
+    /// through [`EventSink::remote`] in the same handler): it is in `node`'s side table before
+    /// the arrival is handled.
+    fn telemetry(&mut self, node: u32, id: u64, stack: IntStack);
 }

@@ -26,10 +26,13 @@ use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
 };
+use crate::telemetry::IntStack;
 use crate::units::SimTime;
 
 /// A cross-LP message: destination node and event.
 type Message = (u32, Event);
+/// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
+type TelemetryMessage = (u32, u64, IntStack);
 
 /// One logical process in the window engine: element state and its event heap.
 struct Lp {
@@ -42,6 +45,8 @@ struct Lp {
 struct LpSink<'a> {
     heap: &'a mut BinaryHeap<Event>,
     buckets: &'a mut [Vec<Message>],
+    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
+    telemetry: &'a mut [Vec<TelemetryMessage>],
     /// Earliest time of any message sent (so the next window can start before delivery).
     min_out: &'a mut SimTime,
 }
@@ -57,6 +62,11 @@ impl EventSink for LpSink<'_> {
         let mask = self.buckets.len() as u32 - 1;
         *self.min_out = (*self.min_out).min(event.key.time);
         self.buckets[(node & mask) as usize].push((node, event));
+    }
+    #[inline]
+    fn telemetry(&mut self, node: u32, id: u64, stack: IntStack) {
+        let mask = self.telemetry.len() as u32 - 1;
+        self.telemetry[(node & mask) as usize].push((node, id, stack));
     }
 }
 
@@ -78,6 +88,7 @@ impl Lp {
         bound: SimTime,
         model: &Model,
         buckets: &mut [Vec<Message>],
+        telemetry: &mut [Vec<TelemetryMessage>],
         min_out: &mut SimTime,
     ) {
         while let Some(top) = self.heap.peek() {
@@ -88,6 +99,7 @@ impl Lp {
             let mut sink = LpSink {
                 heap: &mut self.heap,
                 buckets: &mut *buckets,
+                telemetry: &mut *telemetry,
                 min_out: &mut *min_out,
             };
             self.state.handle(event, model, &mut sink);
@@ -110,6 +122,8 @@ struct Chunk {
     min_out: SimTime,
     /// Outgoing messages, one bucket per destination chunk.
     buckets: Vec<Vec<Message>>,
+    /// Outgoing telemetry stacks, one bucket per destination chunk.
+    telemetry: Vec<Vec<TelemetryMessage>>,
     /// Time of the last useful event this chunk handled.
     last_event: SimTime,
     /// Some LP of this chunk tried to schedule an event past the latest representable time.
@@ -129,6 +143,7 @@ impl Chunk {
             min_next: SimTime::MAX,
             min_out: SimTime::MAX,
             buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
+            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
             last_event: SimTime::ZERO,
             overflow: false,
             allocated: Vec::new(),
@@ -148,6 +163,7 @@ impl Chunk {
             next,
             active,
             buckets,
+            telemetry,
             last_event,
             hop_records,
             min_out,
@@ -161,7 +177,7 @@ impl Chunk {
                 return true;
             }
             let lp = slots[local].as_mut().expect("active LP exists");
-            lp.run_window(bound, model, buckets, min_out);
+            lp.run_window(bound, model, buckets, telemetry, min_out);
             *last_event = (*last_event).max(lp.state.last_useful);
             *overflow |= lp.state.overflow.is_some();
             hop_records.append(&mut lp.state.hop_records);
@@ -172,10 +188,12 @@ impl Chunk {
         self.min_next = min_next;
     }
 
-    /// Pushes messages addressed to this chunk into their LPs' heaps.
+    /// Pushes messages addressed to this chunk into their LPs' heaps (and telemetry stacks
+    /// into their side tables).
     fn deliver(
         &mut self,
         inbox: &mut [Vec<Message>],
+        telemetry: &mut [Vec<TelemetryMessage>],
         n_chunks: u32,
         model: &Model,
         quantum: Option<SimTime>,
@@ -203,6 +221,17 @@ impl Chunk {
                 self.min_next = self.min_next.min(time);
             }
         }
+        // Every stack travels with an arrival delivered above, so its LP exists.
+        for messages in telemetry.iter_mut() {
+            for (node, id, stack) in messages.drain(..) {
+                let local = (node >> n_chunks.trailing_zeros()) as usize;
+                self.slots[local]
+                    .as_mut()
+                    .expect("the packet's arrival allocated the LP")
+                    .state
+                    .telemetry_in(id, stack);
+            }
+        }
     }
 }
 
@@ -214,6 +243,10 @@ pub struct WindowEngine<'m> {
     chunks: Vec<Chunk>,
     /// Messages in transit, indexed `[destination chunk][source chunk]` (buffers reused).
     inboxes: Vec<Vec<Vec<Message>>>,
+    /// Telemetry stacks in transit, indexed like `inboxes`.
+    telemetry_inboxes: Vec<Vec<Vec<TelemetryMessage>>>,
+    /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
+    telemetry: bool,
     pool: Option<rayon::ThreadPool>,
     stats: RunStats,
 }
@@ -287,6 +320,10 @@ impl<'m> WindowEngine<'m> {
             inboxes: (0..n_chunks)
                 .map(|_| (0..n_chunks).map(|_| Vec::new()).collect())
                 .collect(),
+            telemetry_inboxes: (0..n_chunks)
+                .map(|_| (0..n_chunks).map(|_| Vec::new()).collect())
+                .collect(),
+            telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
             pool,
             stats: RunStats {
                 window: width,
@@ -298,8 +335,20 @@ impl<'m> WindowEngine<'m> {
             engine.inboxes[chunk][0].push((node, event));
         }
         let mut inboxes = std::mem::take(&mut engine.inboxes);
-        for (chunk, inbox) in engine.chunks.iter_mut().zip(inboxes.iter_mut()) {
-            chunk.deliver(inbox, n_chunks as u32, model, None, SimTime::ZERO);
+        for ((chunk, inbox), telemetry) in engine
+            .chunks
+            .iter_mut()
+            .zip(inboxes.iter_mut())
+            .zip(engine.telemetry_inboxes.iter_mut())
+        {
+            chunk.deliver(
+                inbox,
+                telemetry,
+                n_chunks as u32,
+                model,
+                None,
+                SimTime::ZERO,
+            );
         }
         engine.inboxes = inboxes;
         Ok(engine)
@@ -446,19 +495,31 @@ impl<'m> WindowEngine<'m> {
             self.stats.windows += 1;
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.
-            let step = |(chunk, inbox): (&mut Chunk, &mut Vec<Vec<Message>>)| {
-                chunk.deliver(inbox, n_chunks as u32, model, quantum, sent_in);
+            type Inboxes<'a> = (
+                &'a mut Vec<Vec<Message>>,
+                &'a mut Vec<Vec<TelemetryMessage>>,
+            );
+            let step = |(chunk, (inbox, telemetry)): (&mut Chunk, Inboxes)| {
+                chunk.deliver(inbox, telemetry, n_chunks as u32, model, quantum, sent_in);
                 chunk.process(bound, model);
             };
             if parallel {
                 self.chunks
                     .par_iter_mut()
-                    .zip(self.inboxes.par_iter_mut())
+                    .zip(
+                        self.inboxes
+                            .par_iter_mut()
+                            .zip(self.telemetry_inboxes.par_iter_mut()),
+                    )
                     .for_each(step);
             } else {
                 self.chunks
                     .iter_mut()
-                    .zip(self.inboxes.iter_mut())
+                    .zip(
+                        self.inboxes
+                            .iter_mut()
+                            .zip(self.telemetry_inboxes.iter_mut()),
+                    )
                     .for_each(step);
             }
             if self.model.trace.packet_hops.is_some() {
@@ -473,6 +534,11 @@ impl<'m> WindowEngine<'m> {
             for (source, chunk) in self.chunks.iter_mut().enumerate() {
                 for (destination, bucket) in chunk.buckets.iter_mut().enumerate() {
                     std::mem::swap(bucket, &mut self.inboxes[destination][source]);
+                }
+                if self.telemetry {
+                    for (destination, bucket) in chunk.telemetry.iter_mut().enumerate() {
+                        std::mem::swap(bucket, &mut self.telemetry_inboxes[destination][source]);
+                    }
                 }
             }
             sent_in = bound;

@@ -16,6 +16,7 @@ pub use cc::{CcSpec, CongestionControl};
 pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribution};
 
 use crate::packet::Packet;
+use crate::telemetry::IntStack;
 use crate::units::{Bytes, SimTime};
 use rdma::{RdmaReceiver, RdmaSender, RdmaSpec};
 use tcp::{TcpReceiver, TcpSender, TcpSpec};
@@ -66,6 +67,10 @@ impl TransportSpec {
                 ))
             }
         }
+    }
+    /// True when the flow's data packets carry per-hop telemetry.
+    pub fn telemetry(&self) -> bool {
+        matches!(self, TransportSpec::Rdma(s) if s.cc.telemetry())
     }
     /// Smallest packet this transport ever puts on the wire (for the lookahead).
     pub fn min_packet(&self, size: Bytes) -> Bytes {
@@ -177,6 +182,9 @@ pub struct FlowEnds {
     pub seed: u64,
     /// Line rate of the sender's NIC, bit/s (rate-based transports start at it).
     pub line_rate_bps: f64,
+    /// Unloaded round trip of the flow (one full data packet out, its smallest feedback
+    /// packet back); computed only for transports that use it (HPCC), else zero.
+    pub base_rtt: SimTime,
 }
 
 impl Sender {
@@ -196,22 +204,25 @@ impl Sender {
                 s,
                 ends,
                 ends.line_rate_bps,
+                ends.base_rtt,
                 now,
                 out,
             ))),
         }
     }
-    /// A feedback packet (Ack, Nack, Cnp, Notify) of this flow arrived.
+    /// A feedback packet (Ack, Nack, Cnp, Notify) of this flow arrived, with the telemetry
+    /// stack it echoes (if it carries one).
     pub fn on_feedback(
         &mut self,
         spec: &TransportSpec,
         ack: &Packet,
+        telemetry: Option<&IntStack>,
         now: SimTime,
         out: &mut TransportOut,
     ) {
         match (self, spec) {
             (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_ack(p, ack, now, out),
-            (Sender::Rdma(s), TransportSpec::Rdma(p)) => s.on_feedback(p, ack, now, out),
+            (Sender::Rdma(s), TransportSpec::Rdma(p)) => s.on_feedback(p, ack, telemetry, now, out),
             _ => {}
         }
     }

@@ -854,3 +854,266 @@ fn rdma_selective_repeat_is_exact_and_thread_invariant() {
     assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "sr");
     assert_same_simulation(&reference, &run_window(&s, 4, WindowMode::Exact), "sr, 4");
 }
+
+const HPCC: &str = "scenarios/transports/hpcc.toml";
+
+/// Over `from..=to` ps at the HPCC dumbbell's bottleneck (sl -> sr), from 100 us samples:
+/// (utilisation, standard deviation of the 1 ms utilisations, p99 of the sampled queue in
+/// bytes, drops at the end, the bottleneck's bandwidth-delay product in bytes).
+struct HpccRun {
+    trace: netstep_core::engine::trace::MemoryTrace,
+    utilisation: f64,
+    per_ms_std: f64,
+    queue_p99: u64,
+    drops: u64,
+    bdp: f64,
+}
+
+fn hpcc_run(overrides: &[&str], from: u64, to: u64) -> HpccRun {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(HPCC, overrides);
+    let net = s.model.net.clone();
+    let bottleneck = net.port_id(4, net.port_towards(4, 5).unwrap());
+    let base_rtt = netstep_core::flow::base_rtt(&s.model.net, &s.model.flows, 0).unwrap();
+    let trace = sampled(&s, SimTime::from_us(100));
+    let at = |t: u64| queue_at(&trace, bottleneck, t);
+    let util = |a: u64, b: u64| {
+        (at(b).tx_bytes - at(a).tx_bytes) as f64 * 8.0 / ((b - a) as f64 * 1e-12) / 10e9
+    };
+    let utilisation = util(from, to);
+    let per_ms: Vec<f64> = (from..to)
+        .step_by(1_000_000_000)
+        .map(|t| util(t, t + 1_000_000_000))
+        .collect();
+    let mean = per_ms.iter().sum::<f64>() / per_ms.len() as f64;
+    let per_ms_std =
+        (per_ms.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / (per_ms.len() - 1) as f64).sqrt();
+    let mut queue: Vec<u64> = (from..=to)
+        .step_by(100_000_000)
+        .map(|t| at(t).queue_bytes)
+        .collect();
+    queue.sort_unstable();
+    let queue_p99 = queue[(queue.len() * 99).div_ceil(100) - 1];
+    let drops = at(to).drops;
+    HpccRun {
+        utilisation,
+        per_ms_std,
+        queue_p99,
+        drops,
+        bdp: 10e9 * base_rtt.as_secs_f64() / 8.0,
+        trace,
+    }
+}
+
+/// HPCC (Li et al. 2019) on its example dumbbell: the second flow joins at 5 ms; from 6 ms on
+/// every 100 us sample of the two sending rates is within 5 % (they converge within a
+/// millisecond, about a hundred base RTTs); over 10-29 ms the bottleneck runs at HPCC's
+/// target utilisation eta with the queue near zero (p99 of the 100 us samples below one BDP),
+/// the flows share it fairly and nothing is dropped.
+///
+/// The utilisation check: HPCC's fixed point is U = eta, and with an empty queue U is the
+/// link's utilisation, so the 19 ms average must sit within the band of its own 1 ms
+/// fluctuations (4 standard deviations of the 1 ms utilisations, measured in the same run).
+#[test]
+fn hpcc_flows_converge_at_eta_with_the_queue_near_empty() {
+    let (from, to) = (10_000_000_000u64, 29_000_000_000u64);
+    let r = hpcc_run(&[], from, to);
+    let rate = |flow: u32, t: u64| {
+        r.trace
+            .cc
+            .iter()
+            .find(|c| c.flow == flow && c.time_ps == t)
+            .and_then(|c| c.pacing_rate_bps)
+            .unwrap()
+    };
+    let mut gap = 0.0f64;
+    for t in (6_000_000_000u64..=to).step_by(100_000_000) {
+        let (a, b) = (rate(0, t), rate(1, t));
+        gap = gap.max((a - b).abs() / a.max(b));
+    }
+    let x: Vec<f64> = (0..2)
+        .map(|f| acked_at(&r.trace, f, to) - acked_at(&r.trace, f, from))
+        .collect();
+    let jain = jain(&x);
+    println!(
+        "HPCC eta 0.95: utilisation {:.4} (1 ms std {:.5}), queue p99 {} B (BDP {:.0} B), rate gap {gap:.4}, Jain {jain:.4}, drops {}",
+        r.utilisation, r.per_ms_std, r.queue_p99, r.bdp, r.drops
+    );
+    assert!(gap <= 0.05, "{gap}");
+    assert!(
+        (r.utilisation - 0.95).abs() <= 4.0 * r.per_ms_std,
+        "{} vs eta 0.95 (1 ms std {})",
+        r.utilisation,
+        r.per_ms_std
+    );
+    assert!((r.queue_p99 as f64) < r.bdp, "{} vs {}", r.queue_p99, r.bdp);
+    assert!(jain >= 0.95, "{jain}");
+    assert_eq!(r.drops, 0);
+}
+
+/// The issue's bar, utilisation >= 95 % with the queue near zero, with eta = 0.98 (eta is the
+/// operator's headroom choice; the paper's default 0.95 sits exactly on the bar, see above).
+#[test]
+fn hpcc_with_eta_098_fills_95_percent_with_the_queue_near_empty() {
+    let r = hpcc_run(
+        &["transport.eta=0.98"],
+        10_000_000_000u64,
+        29_000_000_000u64,
+    );
+    println!(
+        "HPCC eta 0.98: utilisation {:.4}, queue p99 {} B (BDP {:.0} B), drops {}",
+        r.utilisation, r.queue_p99, r.bdp, r.drops
+    );
+    assert!(r.utilisation >= 0.95, "{}", r.utilisation);
+    assert!((r.queue_p99 as f64) < r.bdp, "{} vs {}", r.queue_p99, r.bdp);
+    assert_eq!(r.drops, 0);
+}
+
+/// The telemetry names the slowest hop: with 10 Gb/s host links and a 2.5 Gb/s link between
+/// the switches, a lone HPCC flow settles at eta x 2.5 Gb/s (its records from the host-side
+/// hops say "idle 10 Gb/s link", the bottleneck's say "full"), not at a fraction of 10 Gb/s.
+#[test]
+fn hpcc_settles_at_eta_of_the_slowest_hop() {
+    use netstep_core::units::SimTime;
+    let s = scenario_file(
+        HPCC,
+        &[
+            "topology.fabric_links.rate=\"2.5Gbps\"",
+            "traffic.0.flows=[{ src = \"l0\", dst = \"r0\", size = \"100MB\" }]",
+            "simulation.duration=\"10ms\"",
+        ],
+    );
+    let trace = sampled(&s, SimTime::from_ms(1));
+    let rate = |ms: u64| {
+        trace
+            .cc
+            .iter()
+            .find(|c| c.flow == 0 && c.time_ps == ms * 1_000_000_000)
+            .and_then(|c| c.pacing_rate_bps)
+            .unwrap()
+    };
+    let rates: Vec<f64> = (2..=9).map(rate).collect();
+    println!("HPCC alone behind 2.5 Gb/s: rates {rates:?}");
+    for r in rates {
+        // eta x 2.5 Gb/s, plus at most one additive step (line rate / 2500 = 4 Mb/s).
+        assert!((r - 0.95 * 2.5e9).abs() <= 0.01 * 2.5e9, "{r}");
+    }
+}
+
+/// HPCC with PFC: eight senders into one receiver through a 30 KB buffer. All start at line
+/// rate with a window of one BDP, so the first round trip overflows the buffer without PFC;
+/// with PFC on the data class nothing is dropped and every flow completes.
+#[test]
+fn hpcc_with_pfc_drops_nothing_in_an_incast() {
+    let incast = |pfc: bool| {
+        let flows = (0..8)
+            .map(|i| format!("{{ src = \"l{i}\", dst = \"r0\", size = \"1MB\" }}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut sets = vec![
+            "topology.left=8".to_string(),
+            "topology.right=1".to_string(),
+            "topology.fabric_links.buffer=\"30KB\"".to_string(),
+            format!("traffic.0.flows=[{flows}]"),
+            "simulation.duration=\"100ms\"".to_string(),
+        ];
+        if pfc {
+            sets.push(
+                "switch.pfc={ classes = [0], xoff = \"10KB\", xon = \"5KB\", headroom = \"15KB\" }"
+                    .to_string(),
+            );
+        }
+        let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let s = scenario_file(HPCC, &refs);
+        run_window(&s, 1, WindowMode::Exact)
+    };
+    let lossless = incast(true);
+    let lossy = incast(false);
+    println!(
+        "HPCC incast: PFC drops {}, without PFC {}",
+        lossless.stats.drops, lossy.stats.drops
+    );
+    assert_eq!(lossless.stats.drops, 0);
+    assert!(lossless.flows.iter().all(|f| f.end.is_some()));
+    assert!(
+        lossy.stats.drops > 0,
+        "the buffer is small enough to overflow"
+    );
+    assert!(
+        lossy.flows.iter().all(|f| f.end.is_some()),
+        "go-back-N recovers"
+    );
+}
+
+/// Exactness with telemetry: stacks move between LPs with their packets (and are discarded
+/// with the packets lost on a lossy link), so the window engine on 1 and 4 threads must
+/// reproduce the reference engine exactly: on the dumbbell with loss, and on a FatTree-4
+/// where telemetry crosses five switches and every chunk boundary.
+#[test]
+fn hpcc_is_exact_and_thread_invariant() {
+    let s = scenario_file(
+        HPCC,
+        &[
+            "traffic.0.flows.0.size=\"2MB\"",
+            "traffic.0.flows.1.size=\"2MB\"",
+            "traffic.0.flows.1.start=\"100us\"",
+            "topology.fabric_links.loss=0.002",
+        ],
+    );
+    let reference = run_reference(&s);
+    assert!(reference.flows.iter().all(|f| f.end.is_some()));
+    assert!(reference.flows.iter().any(|f| f.retransmits > 0));
+    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "hpcc");
+    assert_same_simulation(&reference, &run_window(&s, 4, WindowMode::Exact), "hpcc, 4");
+    let fat = scenario(
+        r#"
+        [simulation]
+        seed = 3
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        [topology.links]
+        rate = "10Gbps"
+        delay = "1us"
+        buffer = "100KB"
+        [transport]
+        kind = "rdma"
+        cc = "hpcc"
+        [[traffic]]
+        kind = "poisson"
+        load = 0.6
+        cdf = "../datasets/websearch.toml"
+        duration = "5ms"
+        "#,
+        &[],
+    );
+    let reference = run_reference(&fat);
+    assert!(reference.flows.len() > 20);
+    assert_same_simulation(&reference, &run_window(&fat, 1, WindowMode::Exact), "ft");
+    assert_same_simulation(&reference, &run_window(&fat, 4, WindowMode::Exact), "ft, 4");
+}
+
+#[test]
+fn hpcc_settings_are_checked() {
+    let e = load_error(HPCC, &["transport.eta=1.5"]);
+    assert!(e.contains("eta") && e.contains("(0, 1]"), "{e}");
+    let e = load_error(HPCC, &["transport.cc=\"dcqcn\"", "transport.eta=0.9"]);
+    assert!(e.contains("eta") && e.contains("hpcc"), "{e}");
+    let e = load_error(HPCC, &["transport.base_rtt=\"0us\""]);
+    assert!(e.contains("base_rtt") && e.contains("positive"), "{e}");
+    let e = load_error(HPCC, &["transport.rate_hai=\"1Gbps\""]);
+    assert!(e.contains("rate_hai"), "{e}");
+    // A flow across more switches than a telemetry stack holds is refused with its ends.
+    let e = load_error(
+        "scenarios/elements/torus.toml",
+        &[
+            "topology.dims=[20, 2]",
+            "traffic.0.transport={ kind = \"rdma\", cc = \"hpcc\" }",
+            "traffic.0.flows=[{ src = \"h0\", dst = \"h10\", packets = 10 }]",
+        ],
+    );
+    assert!(
+        e.contains("h0") && e.contains("h10") && e.contains("11 switches"),
+        "{e}"
+    );
+}

@@ -50,6 +50,7 @@ impl NodeState {
         };
         let Some(local) = local else {
             self.counters.misrouted += 1;
+            self.telemetry_take(&packet);
             return;
         };
         self.offer(local, packet, now, model, sink);

@@ -6,6 +6,7 @@ use crate::engine::Model;
 use crate::engine::event::{EventKind, EventSink, Phase, TimerSide};
 use crate::nic::{HostNic, Socket};
 use crate::packet::{Packet, PacketKind};
+use crate::telemetry::IntStack;
 use crate::transport::{FlowEnds, Receiver, Sender};
 use crate::units::SimTime;
 
@@ -19,6 +20,11 @@ impl NodeState {
             size: spec.size,
             seed: model.seed,
             line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
+            base_rtt: if spec.transport.telemetry() {
+                crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO)
+            } else {
+                SimTime::ZERO
+            },
         }
     }
 
@@ -85,6 +91,7 @@ impl NodeState {
     ) {
         if packet.dst != self.node {
             self.counters.misrouted += 1;
+            self.telemetry_take(&packet);
             return;
         }
         let flow = packet.flow as usize;
@@ -109,12 +116,22 @@ impl NodeState {
                     Receiver::new(&spec.transport, Self::ends(model, packet.flow))
                 });
                 receiver.on_data(&spec.transport, &packet, now, &mut self.out);
+                if let Some(stack) = self.telemetry_take(&packet) {
+                    self.echo_telemetry(stack);
+                }
                 TimerSide::Receiver
             }
             PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp | PacketKind::Notify => {
+                let telemetry = self.telemetry_take(&packet);
                 let slot = model.flows.src_slot[flow] as usize;
                 if let Some(Some(sender)) = self.senders.get_mut(slot) {
-                    sender.on_feedback(&spec.transport, &packet, now, &mut self.out);
+                    sender.on_feedback(
+                        &spec.transport,
+                        &packet,
+                        telemetry.as_ref(),
+                        now,
+                        &mut self.out,
+                    );
                 }
                 TimerSide::Sender
             }
@@ -126,6 +143,18 @@ impl NodeState {
             }
         };
         self.flush_transport(packet.flow, side, now, model, sink);
+    }
+
+    /// The receiver answered a telemetry packet: its first feedback packet (ACK or NACK)
+    /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
+    /// With no feedback (a NACK held back), the stack is discarded.
+    #[inline(never)]
+    fn echo_telemetry(&mut self, stack: IntStack) {
+        if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
+            feedback.set(Packet::TELEMETRY, true);
+            let id = feedback.id();
+            self.telemetry_in(id, stack);
+        }
     }
 
     /// Moves what a transport (of `flow`, on `side`) produced into its socket queue and the

@@ -24,6 +24,8 @@ use super::Model;
 use super::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
 use super::trace::HopRecord;
 use crate::nic::HostNic;
+use crate::packet::Packet;
+use crate::telemetry::{IntStack, TelemetryTable};
 use crate::topology::NodeKind;
 use crate::transport::{Receiver, Sender, TransportOut};
 use crate::units::SimTime;
@@ -78,6 +80,8 @@ pub struct NodeState {
     /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
     /// stops with an error.
     pub overflow: Option<SimTime>,
+    /// Telemetry stacks of the packets this LP holds (allocated on first use).
+    pub telemetry: Option<Box<TelemetryTable>>,
     out: TransportOut,
 }
 
@@ -125,8 +129,26 @@ impl NodeState {
             balance: None,
             pfc: None,
             pfc_events: Vec::new(),
+            telemetry: None,
             out: TransportOut::default(),
         }
+    }
+
+    /// Stores the telemetry stack of a packet that is arriving here.
+    pub fn telemetry_in(&mut self, id: u64, stack: IntStack) {
+        self.telemetry
+            .get_or_insert_with(Box::<TelemetryTable>::default)
+            .insert(id, stack);
+    }
+
+    /// Takes the telemetry stack of `packet` out of the side table (a packet leaving, being
+    /// consumed or dropped).
+    #[inline]
+    fn telemetry_take(&mut self, packet: &Packet) -> Option<IntStack> {
+        if !packet.has(Packet::TELEMETRY) {
+            return None;
+        }
+        self.telemetry.as_mut()?.take(packet.id())
     }
 
     /// Schedules an event for this LP at `at` (created `now`); an event past

@@ -20,6 +20,7 @@ use crate::pfc::{FRAME_BYTES, FrameRequest, PfcEvent, PfcIngress};
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::shaping::{Color, TokenBucket, TokenBucketSpec, TrTcm};
+use crate::telemetry::{IntHop, IntStack};
 use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
 
@@ -438,6 +439,7 @@ impl NodeState {
         if self.is_host(model) {
             self.nic_left(&entry.packet, model);
         }
+        self.telemetry_take(&entry.packet);
     }
 
     /// Starts serializing `entry` on `local` at `now`; the far end receives it once the last
@@ -462,6 +464,11 @@ impl NodeState {
         let class = model.net.class_of(global);
         let serialization = model.net.serialization(global, entry.packet.size_bytes);
         let done = now + serialization;
+        let telemetry = if entry.packet.has(Packet::TELEMETRY) {
+            self.telemetry_hand_off(local, global, &entry.packet, now, model)
+        } else {
+            None
+        };
         let port = &mut self.ports[local as usize];
         port.busy_until = done;
         port.tx_packets += 1;
@@ -507,6 +514,37 @@ impl NodeState {
                 kind: EventKind::Arrive(packet),
             },
         );
+        if let Some(stack) = telemetry {
+            sink.telemetry(peer, packet.id(), stack);
+        }
+    }
+
+    /// A telemetry packet starts transmission on `local`: a switch stamps a data packet with
+    /// the port's record (HPCC: time, bytes sent before it, queue left behind, link rate);
+    /// the stack leaves the side table to travel with the packet.
+    #[inline(never)]
+    fn telemetry_hand_off(
+        &mut self,
+        local: u32,
+        global: u32,
+        packet: &Packet,
+        now: SimTime,
+        model: &Model,
+    ) -> Option<IntStack> {
+        if !self.host && packet.kind == PacketKind::Data {
+            let port = &self.ports[local as usize];
+            let hop = IntHop {
+                ts_ps: now.0,
+                tx_bytes: port.tx_bytes,
+                qlen_bytes: port.queue_bytes(),
+                rate_bps: model.net.class_of(global).rate.0,
+            };
+            self.telemetry
+                .get_or_insert_with(Box::default)
+                .entry(packet.id())
+                .push(hop);
+        }
+        self.telemetry_take(packet)
     }
 
     /// A lossless packet from local ingress port `ingress` was queued here (switch).

@@ -1,7 +1,8 @@
 //! RDMA (RoCEv2-style) transport: a rate-based sender with go-back-N loss recovery and a
 //! receiver that acknowledges every packet, as in the HPCC simulator (Li et al. 2019, the
 //! ns-3 RDMA model the m3, Parsimon and HPCC papers use). The rate control is a
-//! [`RdmaCc`] variant, one file each (DCQCN first).
+//! [`RdmaCc`] variant, one file each: DCQCN, TIMELY and HPCC (which also bounds the bytes in
+//! flight by its window and reads the per-hop telemetry its ACKs echo).
 //!
 //! - The sender starts at its NIC's line rate and spaces packets at the current rate
 //!   (`size x 8 / rate` between packet starts). Data packets are ECN-capable.
@@ -18,12 +19,15 @@
 //!   data.
 
 pub mod dcqcn;
+pub mod hpcc;
 pub mod timely;
 
 use super::{FailureReason, FlowEnds, TransportOut};
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
+use crate::telemetry::IntStack;
 use crate::units::{Bytes, SimTime};
 use dcqcn::{Dcqcn, DcqcnSpec};
+use hpcc::{Hpcc, HpccSpec};
 use timely::{Timely, TimelySpec};
 
 /// Which rate control an RDMA flow uses.
@@ -33,6 +37,8 @@ pub enum RdmaCc {
     Dcqcn(DcqcnSpec),
     /// TIMELY (Mittal et al. 2015): RTT-gradient rate control.
     Timely(TimelySpec),
+    /// HPCC (Li et al. 2019): rate and window from per-hop telemetry.
+    Hpcc(HpccSpec),
 }
 
 impl RdmaCc {
@@ -41,7 +47,12 @@ impl RdmaCc {
         match self {
             RdmaCc::Dcqcn(_) => "rdma_dcqcn",
             RdmaCc::Timely(_) => "rdma_timely",
+            RdmaCc::Hpcc(_) => "rdma_hpcc",
         }
+    }
+    /// True when the flow's data packets carry per-hop telemetry (HPCC).
+    pub const fn telemetry(&self) -> bool {
+        matches!(self, RdmaCc::Hpcc(_))
     }
 }
 
@@ -128,6 +139,8 @@ pub struct RdmaSender {
     resend: std::collections::VecDeque<u32>,
     /// Timers the rate control asks for, `(time, kind, generation)` (reused buffer).
     cc_timers: Vec<(SimTime, u32, u32)>,
+    /// Wire size of the last data packet sent (its spacing moves with a rate change).
+    last_wire: u32,
     /// The rate control.
     pub cc: RdmaRate,
     /// Data packets put on the wire, retransmissions included.
@@ -147,6 +160,8 @@ pub enum RdmaRate {
     Dcqcn(Dcqcn),
     /// TIMELY.
     Timely(Timely),
+    /// HPCC.
+    Hpcc(Hpcc),
 }
 
 impl RdmaRate {
@@ -155,29 +170,40 @@ impl RdmaRate {
         match self {
             RdmaRate::Dcqcn(d) => d.rate,
             RdmaRate::Timely(t) => t.rate,
+            RdmaRate::Hpcc(h) => h.rate,
+        }
+    }
+    /// The window in bytes, for rate controls that also bound the bytes in flight (HPCC).
+    pub fn window_bytes(&self) -> Option<f64> {
+        match self {
+            RdmaRate::Hpcc(h) => Some(h.window_bytes()),
+            RdmaRate::Dcqcn(_) | RdmaRate::Timely(_) => None,
         }
     }
     /// DCQCN's alpha.
     pub fn alpha(&self) -> Option<f64> {
         match self {
             RdmaRate::Dcqcn(d) => Some(d.alpha),
-            RdmaRate::Timely(_) => None,
+            RdmaRate::Timely(_) | RdmaRate::Hpcc(_) => None,
         }
     }
 }
 
 impl RdmaSender {
-    /// Starts the flow at the NIC's line rate `line_rate_bps`.
+    /// Starts the flow at the NIC's line rate `line_rate_bps`; `base_rtt` is the flow's
+    /// unloaded round trip (HPCC's `T` unless its spec sets one).
     pub fn start(
         spec: &RdmaSpec,
         ends: FlowEnds,
         line_rate_bps: f64,
+        base_rtt: SimTime,
         now: SimTime,
         out: &mut TransportOut,
     ) -> RdmaSender {
         let cc = match spec.cc {
             RdmaCc::Dcqcn(d) => RdmaRate::Dcqcn(Dcqcn::new(d, line_rate_bps)),
             RdmaCc::Timely(t) => RdmaRate::Timely(Timely::new(t, line_rate_bps)),
+            RdmaCc::Hpcc(h) => RdmaRate::Hpcc(Hpcc::new(h, line_rate_bps, base_rtt)),
         };
         let mut s = RdmaSender {
             n_packets: spec.n_packets(ends.size),
@@ -195,6 +221,7 @@ impl RdmaSender {
             number: 0,
             resend: std::collections::VecDeque::new(),
             cc_timers: Vec::new(),
+            last_wire: 0,
             cc,
             packets_sent: 0,
             retransmits: 0,
@@ -240,11 +267,12 @@ impl RdmaSender {
         }
     }
 
-    /// An ACK or NACK arrived.
+    /// An ACK or NACK arrived, with the telemetry it echoes (HPCC).
     pub fn on_feedback(
         &mut self,
         spec: &RdmaSpec,
         packet: &Packet,
+        telemetry: Option<&IntStack>,
         now: SimTime,
         out: &mut TransportOut,
     ) {
@@ -283,6 +311,14 @@ impl RdmaSender {
                         SimTime(now.0.saturating_sub(packet.sent_ps)),
                         self.snd_nxt,
                     );
+                }
+            }
+            RdmaRate::Hpcc(h) => {
+                if let Some(int) = telemetry {
+                    let before = h.rate;
+                    h.on_ack(packet.seq, int, self.snd_nxt);
+                    let after = h.rate;
+                    self.rate_changed(before, after, now, out);
                 }
             }
         }
@@ -336,10 +372,30 @@ impl RdmaSender {
             _ => {
                 match &mut self.cc {
                     RdmaRate::Dcqcn(d) => d.on_timer(kind, generation, now, &mut self.cc_timers),
-                    RdmaRate::Timely(_) => {}
+                    RdmaRate::Timely(_) | RdmaRate::Hpcc(_) => {}
                 }
                 self.push_cc_timers(out);
             }
+        }
+    }
+
+    /// The rate went from `before` to `after` bit/s: the next packet's start moves by the
+    /// difference of the last packet's spacing at the two rates (the HPCC simulator's
+    /// `ChangeRate`), never before `now`; the pacing timer follows it.
+    fn rate_changed(&mut self, before: f64, after: f64, now: SimTime, out: &mut TransportOut) {
+        if before == after || self.last_wire == 0 {
+            return;
+        }
+        let gap = |rate: f64| (self.last_wire as f64 * 8.0 / rate.max(1.0) * 1e12).ceil() as u64;
+        let moved = (self.next_send.0 + gap(after)).saturating_sub(gap(before));
+        let next = SimTime(moved).max(now);
+        if next == self.next_send {
+            return;
+        }
+        let earlier = next < self.next_send;
+        self.next_send = next;
+        if self.pace_pending && earlier {
+            self.arm_pace(out);
         }
     }
 
@@ -373,6 +429,13 @@ impl RdmaSender {
         if !more(self) || self.failure.is_some() {
             return;
         }
+        if let Some(window) = self.cc.window_bytes() {
+            // Window bound (HPCC): wait for an ACK once more than R x T bytes are in flight.
+            let inflight = self.snd_nxt.saturating_sub(self.snd_una) as f64 * spec.mtu_bytes as f64;
+            if inflight > window {
+                return;
+            }
+        }
         if self.next_send > now {
             if !self.pace_pending {
                 self.arm_pace(out);
@@ -403,7 +466,9 @@ impl RdmaSender {
         );
         packet.sent_ps = now.0;
         packet.ecn = Ecn::Ect0;
+        packet.set(Packet::TELEMETRY, spec.cc.telemetry());
         out.packets.push(packet);
+        self.last_wire = wire;
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
         if self.rto_deadline.is_none() {
             self.arm_rto(spec, now, out);

@@ -208,6 +208,7 @@ mod tests {
             size: Bytes(1460 * 20),
             seed: 1,
             line_rate_bps: 0.0,
+            base_rtt: SimTime::ZERO,
         };
         TcpReceiver::new(spec, ends)
     }

@@ -1,0 +1,134 @@
+//! In-band network telemetry (INT) for HPCC (Li et al., "HPCC: High Precision Congestion
+//! Control", SIGCOMM 2019): every switch egress port a telemetry-carrying data packet leaves
+//! from pushes one record (time, bytes sent so far, queue length, link rate); the receiver
+//! copies the stack onto the packet's acknowledgement and the sender reads it.
+//!
+//! The records do not travel inside [`Packet`](crate::packet::Packet) (40 bytes for every
+//! packet): a packet with [`Packet::TELEMETRY`](crate::packet::Packet::TELEMETRY) set has its
+//! stack in a side table of the logical process that holds it, keyed by the packet id, and a
+//! transmission hands the stack to the next LP together with the arrival
+//! ([`crate::engine::event::EventSink::telemetry`]). Packets without the flag never touch the
+//! table.
+
+use std::collections::HashMap;
+
+use crate::units::SimTime;
+
+/// The most records one stack holds (a FatTree's longest path has five switch egress ports; a
+/// scenario whose telemetry flows may cross more switches is refused when it is loaded).
+pub const MAX_INT_HOPS: usize = 8;
+
+/// What one switch egress port stamps on a data packet as the packet starts transmission
+/// (the HPCC simulator's `IntHop`, at full precision).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// When the packet started transmission, ps.
+    pub ts_ps: u64,
+    /// Bytes the port had transmitted before this packet.
+    pub tx_bytes: u64,
+    /// Bytes waiting in the port's queue as the packet left it.
+    pub qlen_bytes: u64,
+    /// The port's link rate, bit/s.
+    pub rate_bps: u64,
+}
+
+impl IntHop {
+    /// Time since `earlier` (a record of the same port), ps.
+    pub fn ts_delta(&self, earlier: &IntHop) -> SimTime {
+        SimTime(self.ts_ps.saturating_sub(earlier.ts_ps))
+    }
+}
+
+/// The records of one packet, in path order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntStack {
+    n: u8,
+    hops: [IntHop; MAX_INT_HOPS],
+}
+
+impl IntStack {
+    /// Appends a record (a record past [`MAX_INT_HOPS`] is not kept: scenario loading makes
+    /// sure no telemetry flow's path is that long).
+    pub fn push(&mut self, hop: IntHop) {
+        if (self.n as usize) < MAX_INT_HOPS {
+            self.hops[self.n as usize] = hop;
+            self.n += 1;
+        }
+    }
+    /// The records, first hop first.
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.n as usize]
+    }
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+    /// True when no switch has stamped the packet.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+/// The stacks of the telemetry packets an LP holds, by packet id (allocated on first use, so
+/// runs without telemetry flows carry one empty pointer per LP).
+#[derive(Clone, Debug, Default)]
+pub struct TelemetryTable {
+    stacks: HashMap<u64, IntStack>,
+}
+
+impl TelemetryTable {
+    /// Stores the stack of packet `id` (replacing any older one).
+    pub fn insert(&mut self, id: u64, stack: IntStack) {
+        self.stacks.insert(id, stack);
+    }
+    /// Takes the stack of packet `id` out of the table.
+    pub fn take(&mut self, id: u64) -> Option<IntStack> {
+        self.stacks.remove(&id)
+    }
+    /// The stack of packet `id`, created empty if absent.
+    pub fn entry(&mut self, id: u64) -> &mut IntStack {
+        self.stacks.entry(id).or_default()
+    }
+    /// Stacks held.
+    pub fn len(&self) -> usize {
+        self.stacks.len()
+    }
+    /// True when no stack is held.
+    pub fn is_empty(&self) -> bool {
+        self.stacks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stack_keeps_its_records_in_order_up_to_its_capacity() {
+        let mut s = IntStack::default();
+        assert!(s.is_empty());
+        for i in 0..MAX_INT_HOPS as u64 + 2 {
+            s.push(IntHop {
+                ts_ps: i,
+                ..IntHop::default()
+            });
+        }
+        assert_eq!(s.len(), MAX_INT_HOPS);
+        let ts: Vec<u64> = s.hops().iter().map(|h| h.ts_ps).collect();
+        assert_eq!(ts, (0..MAX_INT_HOPS as u64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_table_moves_stacks_by_packet_id() {
+        let mut t = TelemetryTable::default();
+        t.entry(7).push(IntHop {
+            ts_ps: 5,
+            ..IntHop::default()
+        });
+        assert_eq!(t.len(), 1);
+        let s = t.take(7).expect("stored");
+        assert_eq!(s.hops()[0].ts_ps, 5);
+        assert!(t.take(7).is_none());
+        assert!(t.is_empty());
+    }
+}
