@@ -11,6 +11,7 @@
 //! table.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::units::SimTime;
 
@@ -69,20 +70,44 @@ impl IntStack {
     }
 }
 
+/// Hashes a packet id (already unique) with the SplitMix64 finalizer: one multiply-xor chain
+/// instead of SipHash on every hop of a telemetry packet. Lookups only: the table is never
+/// iterated, so its order cannot reach any output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id;
+    }
+}
+
 /// The stacks of the telemetry packets an LP holds, by packet id (allocated on first use, so
-/// runs without telemetry flows carry one empty pointer per LP).
+/// runs without telemetry flows carry one empty pointer per LP). A stack is boxed once, at
+/// the first switch, and only its pointer moves from there to the sender.
 #[derive(Clone, Debug, Default)]
 pub struct TelemetryTable {
-    stacks: HashMap<u64, IntStack>,
+    stacks: HashMap<u64, Box<IntStack>, BuildHasherDefault<IdHasher>>,
 }
 
 impl TelemetryTable {
     /// Stores the stack of packet `id` (replacing any older one).
-    pub fn insert(&mut self, id: u64, stack: IntStack) {
+    pub fn insert(&mut self, id: u64, stack: Box<IntStack>) {
         self.stacks.insert(id, stack);
     }
     /// Takes the stack of packet `id` out of the table.
-    pub fn take(&mut self, id: u64) -> Option<IntStack> {
+    pub fn take(&mut self, id: u64) -> Option<Box<IntStack>> {
         self.stacks.remove(&id)
     }
     /// The stack of packet `id`, created empty if absent.

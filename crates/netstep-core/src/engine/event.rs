@@ -184,5 +184,5 @@ pub trait EventSink {
     /// The telemetry stack of packet `id`, sent to LP `node` with the packet's arrival (made
     /// through [`EventSink::remote`] in the same handler): it is in `node`'s side table before
     /// the arrival is handled.
-    fn telemetry(&mut self, node: u32, id: u64, stack: IntStack);
+    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>);
 }

@@ -30,7 +30,7 @@ struct GlobalSink<'a> {
     current: u32,
     /// Telemetry stacks sent while the current event was handled (stored in their LPs'
     /// side tables right after it).
-    telemetry: &'a mut Vec<(u32, u64, IntStack)>,
+    telemetry: &'a mut Vec<(u32, u64, Box<IntStack>)>,
 }
 
 impl EventSink for GlobalSink<'_> {
@@ -40,7 +40,7 @@ impl EventSink for GlobalSink<'_> {
     fn remote(&mut self, node: u32, event: Event) {
         self.heap.push(Entry(event, node));
     }
-    fn telemetry(&mut self, node: u32, id: u64, stack: IntStack) {
+    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
         self.telemetry.push((node, id, stack));
     }
 }

@@ -32,7 +32,7 @@ use crate::units::SimTime;
 /// A cross-LP message: destination node and event.
 type Message = (u32, Event);
 /// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
-type TelemetryMessage = (u32, u64, IntStack);
+type TelemetryMessage = (u32, u64, Box<IntStack>);
 
 /// One logical process in the window engine: element state and its event heap.
 struct Lp {
@@ -64,7 +64,7 @@ impl EventSink for LpSink<'_> {
         self.buckets[(node & mask) as usize].push((node, event));
     }
     #[inline]
-    fn telemetry(&mut self, node: u32, id: u64, stack: IntStack) {
+    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
         let mask = self.telemetry.len() as u32 - 1;
         self.telemetry[(node & mask) as usize].push((node, id, stack));
     }

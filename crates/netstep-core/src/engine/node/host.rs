@@ -128,7 +128,7 @@ impl NodeState {
                     sender.on_feedback(
                         &spec.transport,
                         &packet,
-                        telemetry.as_ref(),
+                        telemetry.as_deref(),
                         now,
                         &mut self.out,
                     );
@@ -149,7 +149,7 @@ impl NodeState {
     /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
     /// With no feedback (a NACK held back), the stack is discarded.
     #[inline(never)]
-    fn echo_telemetry(&mut self, stack: IntStack) {
+    fn echo_telemetry(&mut self, stack: Box<IntStack>) {
         if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
             feedback.set(Packet::TELEMETRY, true);
             let id = feedback.id();

@@ -135,7 +135,7 @@ impl NodeState {
     }
 
     /// Stores the telemetry stack of a packet that is arriving here.
-    pub fn telemetry_in(&mut self, id: u64, stack: IntStack) {
+    pub fn telemetry_in(&mut self, id: u64, stack: Box<IntStack>) {
         self.telemetry
             .get_or_insert_with(Box::<TelemetryTable>::default)
             .insert(id, stack);
@@ -144,7 +144,7 @@ impl NodeState {
     /// Takes the telemetry stack of `packet` out of the side table (a packet leaving, being
     /// consumed or dropped).
     #[inline]
-    fn telemetry_take(&mut self, packet: &Packet) -> Option<IntStack> {
+    fn telemetry_take(&mut self, packet: &Packet) -> Option<Box<IntStack>> {
         if !packet.has(Packet::TELEMETRY) {
             return None;
         }

@@ -530,7 +530,7 @@ impl NodeState {
         packet: &Packet,
         now: SimTime,
         model: &Model,
-    ) -> Option<IntStack> {
+    ) -> Option<Box<IntStack>> {
         if !self.host && packet.kind == PacketKind::Data {
             let port = &self.ports[local as usize];
             let hop = IntHop {
