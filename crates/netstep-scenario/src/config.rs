@@ -483,6 +483,8 @@ pub enum TransportConfig {
         max_retries: Option<u32>,
         /// At most one NACK per gap in this interval. Default `"500us"`.
         nack_interval: Option<String>,
+        /// Acknowledge in-order packets once every this many (coalesced ACKs). Default 1.
+        ack_every: Option<u32>,
         /// Loss recovery: `"go_back_n"` (default) or `"selective_repeat"`.
         recovery: Option<String>,
         /// DCQCN: EWMA gain of alpha. Default 1/16.

@@ -244,6 +244,7 @@ pub fn resolve_transport(
             rto,
             max_retries,
             nack_interval,
+            ack_every,
             g,
             alpha_interval,
             decrease_interval,
@@ -426,6 +427,12 @@ pub fn resolve_transport(
                 rto: positive(rto, "rto", SimTime::from_ms(1))?,
                 max_retries: max_retries.unwrap_or(15),
                 nack_interval: positive(nack_interval, "nack_interval", SimTime::from_us(500))?,
+                ack_every: match ack_every.unwrap_or(1) {
+                    0 => {
+                        return Err(Invalid::new(path.key("ack_every"), "must be at least 1"));
+                    }
+                    n => n,
+                },
                 recovery: match recovery.as_deref() {
                     None | Some("go_back_n") => netstep_core::transport::rdma::Recovery::GoBackN,
                     Some("selective_repeat") => {

@@ -1117,3 +1117,41 @@ fn hpcc_settings_are_checked() {
         "{e}"
     );
 }
+
+/// Coalesced RDMA ACKs (`ack_every`, the HPCC simulator's ACK interval): a lone 1,001-packet
+/// flow gets 1,001 ACKs with per-packet acknowledgement and ceil(1001 / 4) = 251 with
+/// `ack_every = 4` (every fourth packet and the last), counted as the receiver NIC's
+/// transmissions; the flow completes either way and the run is exact on 1 and 4 threads.
+/// (The ECN echo of coalesced ACKs: `transport::rdma` unit tests.)
+#[test]
+fn rdma_coalesced_acks_acknowledge_every_nth_packet() {
+    let run = |every: u32| {
+        let s = scenario_file(
+            DCQCN,
+            &[
+                "traffic.0.flows=[{ src = \"l0\", dst = \"r0\", size = \"1001000B\" }]",
+                &format!("transport.ack_every={every}"),
+            ],
+        );
+        let net = s.model.net.clone();
+        let receiver_nic = net.port_id(2, 0);
+        let out = run_window(&s, 1, WindowMode::Exact);
+        let acks = out
+            .ports
+            .iter()
+            .find(|p| p.port == receiver_nic)
+            .unwrap()
+            .tx_packets;
+        (out, acks, s)
+    };
+    let (one, acks_one, _) = run(1);
+    let (four, acks_four, s) = run(4);
+    println!("ACKs: {acks_one} per packet, {acks_four} with ack_every = 4");
+    assert_eq!(acks_one, 1001);
+    assert_eq!(acks_four, 251);
+    assert!(one.flows[0].end.is_some() && four.flows[0].end.is_some());
+    assert_same_simulation(&run_reference(&s), &four, "coalesced");
+    assert_same_simulation(&four, &run_window(&s, 4, WindowMode::Exact), "coalesced, 4");
+    let e = load_error(DCQCN, &["transport.ack_every=0"]);
+    assert!(e.contains("ack_every") && e.contains("at least 1"), "{e}");
+}

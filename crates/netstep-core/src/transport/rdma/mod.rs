@@ -10,7 +10,10 @@
 //!   acknowledged with the next expected sequence number, the ACK carrying the ECN echo when
 //!   the packet arrived CE-marked (DCQCN's CNP, as the HPCC simulator sends it: a flag on the
 //!   ACK); an out-of-order packet is dropped and answered with a NACK naming the expected
-//!   packet, at most once per `nack_interval` for the same gap.
+//!   packet, at most once per `nack_interval` for the same gap. With `ack_every = n` (the
+//!   HPCC simulator's ACK interval) in-order packets are acknowledged once every `n` packets
+//!   and at the last one; the ECN echo then reports a CE mark on any packet since the last
+//!   ACK.
 //! - A NACK sends the sender back to the named packet; a retransmission timeout (no progress
 //!   for `rto`) back to the first unacknowledged one; `max_retries` timeouts in a row without
 //!   progress give the flow up.
@@ -79,6 +82,8 @@ pub struct RdmaSpec {
     pub max_retries: u32,
     /// The receiver sends at most one NACK per gap in this interval.
     pub nack_interval: SimTime,
+    /// The receiver acknowledges in-order packets once every this many (1: every packet).
+    pub ack_every: u32,
     /// Loss recovery.
     pub recovery: Recovery,
     /// Rate control.
@@ -493,6 +498,10 @@ pub struct RdmaReceiver {
     held: std::collections::BTreeSet<u32>,
     last_nack: Option<(u32, SimTime)>,
     acks_sent: u32,
+    /// The next in-order position that triggers an ACK (coalesced ACKs).
+    ack_at: u32,
+    /// A packet since the last ACK arrived CE-marked.
+    ce_pending: bool,
     /// Distinct packets delivered.
     pub delivered: u64,
     /// When the last packet arrived, once all have.
@@ -510,6 +519,8 @@ impl RdmaReceiver {
             held: std::collections::BTreeSet::new(),
             last_nack: None,
             acks_sent: 0,
+            ack_at: spec.ack_every.max(1),
+            ce_pending: false,
             delivered: 0,
             completed: None,
         }
@@ -523,6 +534,7 @@ impl RdmaReceiver {
         now: SimTime,
         out: &mut TransportOut,
     ) {
+        self.ce_pending |= data.ecn == Ecn::Ce;
         let kind = if data.seq == self.expected {
             self.expected += 1;
             self.delivered += 1;
@@ -532,6 +544,12 @@ impl RdmaReceiver {
             if self.expected == self.n_packets && self.completed.is_none() {
                 self.completed = Some(now);
             }
+            if self.expected < self.ack_at && self.expected < self.n_packets {
+                // Coalesced: this one is acknowledged by a later ACK.
+                return;
+            }
+            let every = spec.ack_every.max(1);
+            self.ack_at = (self.expected / every + 1) * every;
             PacketKind::Ack
         } else if data.seq > self.expected {
             if spec.recovery == Recovery::SelectiveRepeat && self.held.insert(data.seq) {
@@ -558,8 +576,52 @@ impl RdmaReceiver {
             spec.header_bytes,
         );
         ack.sent_ps = data.sent_ps;
-        ack.set(Packet::ECN_ECHO, data.ecn == Ecn::Ce);
+        ack.set(Packet::ECN_ECHO, self.ce_pending);
+        self.ce_pending = false;
         out.packets.push(ack);
         self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalesced_acks_echo_a_mark_on_any_packet_since_the_last_ack() {
+        let spec = RdmaSpec {
+            mtu_bytes: 1000,
+            header_bytes: 48,
+            rto: SimTime::from_ms(1),
+            max_retries: 15,
+            nack_interval: SimTime::from_us(500),
+            ack_every: 4,
+            recovery: Recovery::GoBackN,
+            cc: RdmaCc::Dcqcn(DcqcnSpec::default()),
+        };
+        let ends = FlowEnds {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            size: Bytes(6000),
+            seed: 1,
+            line_rate_bps: 10e9,
+            base_rtt: SimTime::ZERO,
+        };
+        let mut r = RdmaReceiver::new(&spec, ends);
+        let mut out = TransportOut::default();
+        for seq in 0..6 {
+            let mut data = Packet::new(PacketKind::Data, 0, seq, seq, 1, 1048);
+            data.ecn = if seq == 1 { Ecn::Ce } else { Ecn::Ect0 };
+            r.on_data(&spec, &data, SimTime::from_us(seq as u64), &mut out);
+        }
+        // Packets 0-3: one ACK (next expected 4) echoing packet 1's mark; packets 4-5: the
+        // last packet is acknowledged at once, unmarked.
+        let acks: Vec<(u32, bool)> = out
+            .packets
+            .iter()
+            .map(|p| (p.seq, p.has(Packet::ECN_ECHO)))
+            .collect();
+        assert_eq!(acks, vec![(4, true), (6, false)]);
     }
 }
