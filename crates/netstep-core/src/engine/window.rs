@@ -40,15 +40,22 @@ struct Lp {
     heap: BinaryHeap<Event>,
 }
 
+/// What a chunk's LPs send to other LPs during one window.
+struct Outbox {
+    /// Earliest (raw) time of the messages sent (so the next window can start before
+    /// delivery).
+    min_out: SimTime,
+    /// Messages, one bucket per destination chunk.
+    buckets: Vec<Vec<Message>>,
+    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
+    telemetry: Vec<Vec<TelemetryMessage>>,
+}
+
 /// Where an LP's events go while it runs: its own heap, or the bucket of the destination's
 /// chunk.
 struct LpSink<'a> {
     heap: &'a mut BinaryHeap<Event>,
-    buckets: &'a mut [Vec<Message>],
-    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
-    telemetry: &'a mut [Vec<TelemetryMessage>],
-    /// Earliest time of any message sent (so the next window can start before delivery).
-    min_out: &'a mut SimTime,
+    out: &'a mut Outbox,
 }
 
 impl EventSink for LpSink<'_> {
@@ -59,14 +66,15 @@ impl EventSink for LpSink<'_> {
     #[inline]
     fn remote(&mut self, node: u32, event: Event) {
         // The chunk count is a power of two: the chunk is the low bits of the node id.
-        let mask = self.buckets.len() as u32 - 1;
-        *self.min_out = (*self.min_out).min(event.key.time);
-        self.buckets[(node & mask) as usize].push((node, event));
+        let out = &mut *self.out;
+        let mask = out.buckets.len() as u32 - 1;
+        out.min_out = out.min_out.min(event.key.time);
+        out.buckets[(node & mask) as usize].push((node, event));
     }
     #[inline]
     fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
-        let mask = self.telemetry.len() as u32 - 1;
-        self.telemetry[(node & mask) as usize].push((node, id, stack));
+        let mask = self.out.telemetry.len() as u32 - 1;
+        self.out.telemetry[(node & mask) as usize].push((node, id, stack));
     }
 }
 
@@ -83,14 +91,7 @@ impl Lp {
     }
 
     /// Handles every event before `bound`.
-    fn run_window(
-        &mut self,
-        bound: SimTime,
-        model: &Model,
-        buckets: &mut [Vec<Message>],
-        telemetry: &mut [Vec<TelemetryMessage>],
-        min_out: &mut SimTime,
-    ) {
+    fn run_window(&mut self, bound: SimTime, model: &Model, out: &mut Outbox) {
         while let Some(top) = self.heap.peek() {
             if top.key.time >= bound {
                 break;
@@ -98,9 +99,7 @@ impl Lp {
             let event = self.heap.pop().expect("peeked");
             let mut sink = LpSink {
                 heap: &mut self.heap,
-                buckets: &mut *buckets,
-                telemetry: &mut *telemetry,
-                min_out: &mut *min_out,
+                out: &mut *out,
             };
             self.state.handle(event, model, &mut sink);
         }
@@ -118,12 +117,8 @@ struct Chunk {
     active: Vec<u32>,
     /// Earliest `next` over `active`.
     min_next: SimTime,
-    /// Earliest (raw) time of the messages this chunk sent in its last process phase.
-    min_out: SimTime,
-    /// Outgoing messages, one bucket per destination chunk.
-    buckets: Vec<Vec<Message>>,
-    /// Outgoing telemetry stacks, one bucket per destination chunk.
-    telemetry: Vec<Vec<TelemetryMessage>>,
+    /// What this chunk's LPs sent in its last process phase.
+    out: Outbox,
     /// Time of the last useful event this chunk handled.
     last_event: SimTime,
     /// Some LP of this chunk tried to schedule an event past the latest representable time.
@@ -141,9 +136,11 @@ impl Chunk {
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),
             min_next: SimTime::MAX,
-            min_out: SimTime::MAX,
-            buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
-            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+            out: Outbox {
+                min_out: SimTime::MAX,
+                buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
+                telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+            },
             last_event: SimTime::ZERO,
             overflow: false,
             allocated: Vec::new(),
@@ -153,7 +150,7 @@ impl Chunk {
 
     /// Runs every LP due before `bound` and keeps the others on the active list.
     fn process(&mut self, bound: SimTime, model: &Model) {
-        self.min_out = SimTime::MAX;
+        self.out.min_out = SimTime::MAX;
         if self.min_next >= bound {
             return;
         }
@@ -162,11 +159,9 @@ impl Chunk {
             slots,
             next,
             active,
-            buckets,
-            telemetry,
+            out,
             last_event,
             hop_records,
-            min_out,
             overflow,
             ..
         } = self;
@@ -177,7 +172,7 @@ impl Chunk {
                 return true;
             }
             let lp = slots[local].as_mut().expect("active LP exists");
-            lp.run_window(bound, model, buckets, telemetry, min_out);
+            lp.run_window(bound, model, out);
             *last_event = (*last_event).max(lp.state.last_useful);
             *overflow |= lp.state.overflow.is_some();
             hop_records.append(&mut lp.state.hop_records);
@@ -469,7 +464,7 @@ impl<'m> WindowEngine<'m> {
             let start = self
                 .chunks
                 .iter()
-                .map(|c| c.min_next.min(arrival(c.min_out, sent_in)))
+                .map(|c| c.min_next.min(arrival(c.out.min_out, sent_in)))
                 .min()
                 .unwrap_or(SimTime::MAX);
             if start == SimTime::MAX || start >= end {
@@ -532,11 +527,11 @@ impl<'m> WindowEngine<'m> {
             }
             // Hand each bucket to its destination chunk (pointer moves, buffers reused).
             for (source, chunk) in self.chunks.iter_mut().enumerate() {
-                for (destination, bucket) in chunk.buckets.iter_mut().enumerate() {
+                for (destination, bucket) in chunk.out.buckets.iter_mut().enumerate() {
                     std::mem::swap(bucket, &mut self.inboxes[destination][source]);
                 }
                 if self.telemetry {
-                    for (destination, bucket) in chunk.telemetry.iter_mut().enumerate() {
+                    for (destination, bucket) in chunk.out.telemetry.iter_mut().enumerate() {
                         std::mem::swap(bucket, &mut self.telemetry_inboxes[destination][source]);
                     }
                 }

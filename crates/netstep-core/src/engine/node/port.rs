@@ -20,7 +20,7 @@ use crate::pfc::{FRAME_BYTES, FrameRequest, PfcEvent, PfcIngress};
 use crate::queue::{Admission, DropReason, Entry, Queue, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::shaping::{Color, TokenBucket, TokenBucketSpec, TrTcm};
-use crate::telemetry::{IntHop, IntStack};
+use crate::telemetry::IntHop;
 use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
 
@@ -464,11 +464,6 @@ impl NodeState {
         let class = model.net.class_of(global);
         let serialization = model.net.serialization(global, entry.packet.size_bytes);
         let done = now + serialization;
-        let telemetry = if entry.packet.has(Packet::TELEMETRY) {
-            self.telemetry_hand_off(local, global, &entry.packet, now, model)
-        } else {
-            None
-        };
         let port = &mut self.ports[local as usize];
         port.busy_until = done;
         port.tx_packets += 1;
@@ -496,6 +491,9 @@ impl NodeState {
                 TraceDrop::LinkLoss
             };
             self.record_hop(&entry, global, Some((now.0, done.0)), Some(reason));
+            if entry.packet.has(Packet::TELEMETRY) {
+                self.telemetry_take(&entry.packet);
+            }
             return;
         }
         self.record_hop(&entry, global, Some((now.0, done.0)), None);
@@ -514,28 +512,34 @@ impl NodeState {
                 kind: EventKind::Arrive(packet),
             },
         );
-        if let Some(stack) = telemetry {
-            sink.telemetry(peer, packet.id(), stack);
+        if packet.has(Packet::TELEMETRY) {
+            self.telemetry_hand_off(local, global, &packet, now, peer, model, sink);
         }
     }
 
-    /// A telemetry packet starts transmission on `local`: a switch stamps a data packet with
-    /// the port's record (HPCC: time, bytes sent before it, queue left behind, link rate);
-    /// the stack leaves the side table to travel with the packet.
+    /// A telemetry packet started transmission on `local` at `now` (its arrival at `peer` is
+    /// scheduled): a switch stamps a data packet with the port's record (HPCC: time, bytes
+    /// sent before it, queue left behind, link rate); the stack leaves the side table to
+    /// travel with the packet. Out of line, so the common path only tests the flag.
+    #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn telemetry_hand_off(
         &mut self,
         local: u32,
         global: u32,
         packet: &Packet,
         now: SimTime,
+        peer: u32,
         model: &Model,
-    ) -> Option<Box<IntStack>> {
+        sink: &mut impl EventSink,
+    ) {
         if !self.host && packet.kind == PacketKind::Data {
             let port = &self.ports[local as usize];
             let hop = IntHop {
                 ts_ps: now.0,
-                tx_bytes: port.tx_bytes,
+                // The counter already includes this packet.
+                tx_bytes: port.tx_bytes - packet.size_bytes as u64,
                 qlen_bytes: port.queue_bytes(),
                 rate_bps: model.net.class_of(global).rate.0,
             };
@@ -544,7 +548,9 @@ impl NodeState {
                 .entry(packet.id())
                 .push(hop);
         }
-        self.telemetry_take(packet)
+        if let Some(stack) = self.telemetry_take(packet) {
+            sink.telemetry(peer, packet.id(), stack);
+        }
     }
 
     /// A lossless packet from local ingress port `ingress` was queued here (switch).
