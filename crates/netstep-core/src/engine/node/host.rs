@@ -147,7 +147,7 @@ impl NodeState {
 
     /// The receiver answered a telemetry packet: its first feedback packet (ACK or NACK)
     /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
-    /// With no feedback (a NACK held back), the stack is discarded.
+    /// With no feedback (a coalesced ACK, a NACK held back), the stack is discarded.
     #[inline(never)]
     fn echo_telemetry(&mut self, stack: Box<IntStack>) {
         if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
