@@ -9,6 +9,7 @@
 //!   differential tests require identical results from both.
 
 pub mod event;
+pub mod lp_queue;
 pub mod node;
 pub mod reference;
 pub mod trace;

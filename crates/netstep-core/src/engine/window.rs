@@ -16,11 +16,10 @@
 //! LP sees exactly the events, in exactly the order, of a sequential simulation. With
 //! [`WindowMode::Quantized`] arrivals are moved to `max(ceil_q(t), window_end)`.
 
-use std::collections::BinaryHeap;
-
 use rayon::prelude::*;
 
 use super::event::{Event, EventSink};
+use super::lp_queue::LpQueue;
 use super::node::NodeState;
 use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{
@@ -34,10 +33,10 @@ type Message = (u32, Event);
 /// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
 type TelemetryMessage = (u32, u64, Box<IntStack>);
 
-/// One logical process in the window engine: element state and its event heap.
+/// One logical process in the window engine: element state and its pending events.
 struct Lp {
     state: NodeState,
-    heap: BinaryHeap<Event>,
+    heap: LpQueue,
 }
 
 /// What a chunk's LPs send to other LPs during one window.
@@ -54,7 +53,7 @@ struct Outbox {
 /// Where an LP's events go while it runs: its own heap, or the bucket of the destination's
 /// chunk.
 struct LpSink<'a> {
-    heap: &'a mut BinaryHeap<Event>,
+    heap: &'a mut LpQueue,
     out: &'a mut Outbox,
 }
 
@@ -82,7 +81,7 @@ impl Lp {
     fn new(model: &Model, node: u32) -> Box<Lp> {
         Box::new(Lp {
             state: NodeState::for_node(node, model),
-            heap: BinaryHeap::new(),
+            heap: LpQueue::default(),
         })
     }
 
