@@ -164,21 +164,32 @@ impl Chunk {
             overflow,
             ..
         } = self;
-        active.retain(|&local| {
-            let local = local as usize;
+        // Compacts `active` in place (a plain loop: cheaper than `retain` for this closure).
+        let mut kept = 0;
+        for read in 0..active.len() {
+            let local = active[read] as usize;
             if next[local] >= bound {
                 min_next = min_next.min(next[local]);
-                return true;
+                active[kept] = local as u32;
+                kept += 1;
+                continue;
             }
             let lp = slots[local].as_mut().expect("active LP exists");
             lp.run_window(bound, model, out);
             *last_event = (*last_event).max(lp.state.last_useful);
             *overflow |= lp.state.overflow.is_some();
-            hop_records.append(&mut lp.state.hop_records);
-            next[local] = lp.next_time();
-            min_next = min_next.min(next[local]);
-            next[local] != SimTime::MAX
-        });
+            if !lp.state.hop_records.is_empty() {
+                hop_records.append(&mut lp.state.hop_records);
+            }
+            let at = lp.next_time();
+            next[local] = at;
+            if at != SimTime::MAX {
+                min_next = min_next.min(at);
+                active[kept] = local as u32;
+                kept += 1;
+            }
+        }
+        active.truncate(kept);
         self.min_next = min_next;
     }
 
