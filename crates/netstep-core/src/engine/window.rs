@@ -2,15 +2,18 @@
 //!
 //! Each window: `T` = earliest pending event of any LP; the LPs whose next event is before
 //! `T + W` run all their events before that bound in key order; then, at the barrier, their
-//! outgoing messages are pushed into the receivers' heaps.
+//! outgoing messages are pushed into the receivers' event queues.
 //!
 //! LPs are dealt into `C` chunks (node `n` lives in chunk `n % C`, so every chunk gets a share
-//! of hosts and of each switch tier). A chunk owns its LPs' slots, its list of active LPs and
-//! one outgoing message bucket per destination chunk. Each window is one parallel phase over
-//! chunks: a chunk first *delivers* the messages addressed to it in the previous window into
-//! its LPs' heaps, then *processes* its due LPs, writing new messages into its buckets. The next
-//! window's start is known before delivery: every chunk records the earliest message it sent. Only LPs with
-//! pending events are looked at; an idle LP costs one `None` pointer and one time word.
+//! of hosts and of each switch tier). A chunk owns its LPs' states (boxed, allocated on first
+//! use), their event queues ([`LpQueue`], a dense array apart from the states, so delivering a
+//! message does not touch the receiving LP's state), its list of active LPs and one outgoing
+//! message bucket per destination chunk. Each window is one parallel phase over chunks: a
+//! chunk first *delivers* the messages addressed to it in the previous window into its LPs'
+//! queues, then *processes* its due LPs, writing new messages into its buckets. The next
+//! window's start is known before delivery: every chunk records the earliest message it
+//! sent. Only LPs with pending events are looked at; an idle LP costs one `None` pointer, an
+//! empty queue and one time word.
 //!
 //! With `W <= lookahead` no message generated inside a window can be due inside it, so every
 //! LP sees exactly the events, in exactly the order, of a sequential simulation. With
@@ -33,12 +36,6 @@ type Message = (u32, Event);
 /// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
 type TelemetryMessage = (u32, u64, Box<IntStack>);
 
-/// One logical process in the window engine: element state and its pending events.
-struct Lp {
-    state: NodeState,
-    heap: LpQueue,
-}
-
 /// What a chunk's LPs send to other LPs during one window.
 struct Outbox {
     /// Earliest (raw) time of the messages sent (so the next window can start before
@@ -50,17 +47,17 @@ struct Outbox {
     telemetry: Vec<Vec<TelemetryMessage>>,
 }
 
-/// Where an LP's events go while it runs: its own heap, or the bucket of the destination's
+/// Where an LP's events go while it runs: its own queue, or the bucket of the destination's
 /// chunk.
 struct LpSink<'a> {
-    heap: &'a mut LpQueue,
+    queue: &'a mut LpQueue,
     out: &'a mut Outbox,
 }
 
 impl EventSink for LpSink<'_> {
     #[inline]
     fn local(&mut self, event: Event) {
-        self.heap.push(event);
+        self.queue.push(event);
     }
     #[inline]
     fn remote(&mut self, node: u32, event: Event) {
@@ -77,31 +74,29 @@ impl EventSink for LpSink<'_> {
     }
 }
 
-impl Lp {
-    fn new(model: &Model, node: u32) -> Box<Lp> {
-        Box::new(Lp {
-            state: NodeState::for_node(node, model),
-            heap: LpQueue::default(),
-        })
-    }
+/// The time of the earliest event in `queue` (`SimTime::MAX` when none).
+fn next_time(queue: &LpQueue) -> SimTime {
+    queue.peek().map_or(SimTime::MAX, |e| e.key.time)
+}
 
-    fn next_time(&self) -> SimTime {
-        self.heap.peek().map_or(SimTime::MAX, |e| e.key.time)
-    }
-
-    /// Handles every event before `bound`.
-    fn run_window(&mut self, bound: SimTime, model: &Model, out: &mut Outbox) {
-        while let Some(top) = self.heap.peek() {
-            if top.key.time >= bound {
-                break;
-            }
-            let event = self.heap.pop().expect("peeked");
-            let mut sink = LpSink {
-                heap: &mut self.heap,
-                out: &mut *out,
-            };
-            self.state.handle(event, model, &mut sink);
+/// Lets the LP with `state` and pending events `queue` handle every event before `bound`.
+fn run_window(
+    state: &mut NodeState,
+    queue: &mut LpQueue,
+    bound: SimTime,
+    model: &Model,
+    out: &mut Outbox,
+) {
+    while let Some(top) = queue.peek() {
+        if top.key.time >= bound {
+            break;
         }
+        let event = queue.pop().expect("peeked");
+        let mut sink = LpSink {
+            queue: &mut *queue,
+            out: &mut *out,
+        };
+        state.handle(event, model, &mut sink);
     }
 }
 
@@ -109,7 +104,10 @@ impl Lp {
 struct Chunk {
     /// LP of node `local * n_chunks + index` (`n_chunks` a power of two), allocated on first
     /// use.
-    slots: Vec<Option<Box<Lp>>>,
+    slots: Vec<Option<Box<NodeState>>>,
+    /// Pending events per slot, apart from the states: delivering a message touches only this
+    /// dense array and the queue's buffer, not the LP's state.
+    queues: Vec<LpQueue>,
     /// Next event time per slot (`SimTime::MAX` when none).
     next: Vec<SimTime>,
     /// Slots with pending events (each once).
@@ -132,6 +130,7 @@ impl Chunk {
     fn new(n_slots: usize, n_chunks: usize) -> Chunk {
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
+            queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),
             min_next: SimTime::MAX,
@@ -156,6 +155,7 @@ impl Chunk {
         let mut min_next = SimTime::MAX;
         let Chunk {
             slots,
+            queues,
             next,
             active,
             out,
@@ -174,14 +174,15 @@ impl Chunk {
                 kept += 1;
                 continue;
             }
-            let lp = slots[local].as_mut().expect("active LP exists");
-            lp.run_window(bound, model, out);
-            *last_event = (*last_event).max(lp.state.last_useful);
-            *overflow |= lp.state.overflow.is_some();
-            if !lp.state.hop_records.is_empty() {
-                hop_records.append(&mut lp.state.hop_records);
+            let state = slots[local].as_mut().expect("active LP exists");
+            let queue = &mut queues[local];
+            run_window(state, queue, bound, model, out);
+            *last_event = (*last_event).max(state.last_useful);
+            *overflow |= state.overflow.is_some();
+            if !state.hop_records.is_empty() {
+                hop_records.append(&mut state.hop_records);
             }
-            let at = lp.next_time();
+            let at = next_time(queue);
             next[local] = at;
             if at != SimTime::MAX {
                 min_next = min_next.min(at);
@@ -193,7 +194,7 @@ impl Chunk {
         self.min_next = min_next;
     }
 
-    /// Pushes messages addressed to this chunk into their LPs' heaps (and telemetry stacks
+    /// Pushes messages addressed to this chunk into their LPs' queues (and telemetry stacks
     /// into their side tables).
     fn deliver(
         &mut self,
@@ -211,12 +212,11 @@ impl Chunk {
                 }
                 let local = (node >> n_chunks.trailing_zeros()) as usize;
                 let time = event.key.time;
-                let slot = &mut self.slots[local];
-                if slot.is_none() {
-                    *slot = Some(Lp::new(model, node));
+                if self.slots[local].is_none() {
+                    self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
                     self.allocated.push(local as u32);
                 }
-                slot.as_mut().expect("allocated").heap.push(event);
+                self.queues[local].push(event);
                 if self.next[local] == SimTime::MAX {
                     self.active.push(local as u32);
                 }
@@ -233,7 +233,6 @@ impl Chunk {
                 self.slots[local]
                     .as_mut()
                     .expect("the packet's arrival allocated the LP")
-                    .state
                     .telemetry_in(id, stack);
             }
         }
@@ -388,15 +387,15 @@ impl<'m> WindowEngine<'m> {
     fn sample_queues(&self, at: SimTime, rows: &mut Vec<QueueSample>, trace: &mut impl TraceSink) {
         for chunk in &self.chunks {
             for &local in &chunk.allocated {
-                let lp = chunk.slots[local as usize].as_ref().expect("allocated");
-                for (port_local, port) in lp.state.ports.iter().enumerate() {
+                let state = chunk.slots[local as usize].as_ref().expect("allocated");
+                for (port_local, port) in state.ports.iter().enumerate() {
                     if !port.is_used() {
                         continue;
                     }
                     let row = QueueSample {
                         time_ps: at.0,
-                        port: self.model.net.port_id(lp.state.node, port_local as u32),
-                        node: lp.state.node,
+                        port: self.model.net.port_id(state.node, port_local as u32),
+                        node: state.node,
                         queue_bytes: port.queue_bytes(),
                         queue_packets: port.queue_len() as u32,
                         tx_bytes: port.tx_bytes,
@@ -418,8 +417,8 @@ impl<'m> WindowEngine<'m> {
         let keep = self.model.trace.cc_flows.as_deref();
         for chunk in &self.chunks {
             for &local in &chunk.allocated {
-                let lp = chunk.slots[local as usize].as_ref().expect("allocated");
-                for sender in lp.state.senders.iter().flatten() {
+                let state = chunk.slots[local as usize].as_ref().expect("allocated");
+                for sender in state.senders.iter().flatten() {
                     let row = match sender {
                         crate::transport::Sender::Tcp(tcp)
                             if !tcp.is_done() && tcp.failure.is_none() =>
@@ -470,7 +469,7 @@ impl<'m> WindowEngine<'m> {
             _ => t,
         };
         loop {
-            // The earliest pending event is in a heap or among the messages not yet delivered.
+            // The earliest pending event is in a queue or among the messages not yet delivered.
             let start = self
                 .chunks
                 .iter()
@@ -556,7 +555,7 @@ impl<'m> WindowEngine<'m> {
             self.chunks
                 .iter()
                 .flat_map(|c| c.slots.iter().flatten())
-                .map(|lp| &lp.state),
+                .map(|state| &**state),
         )?;
         self.stats.last_event = self
             .chunks
@@ -574,7 +573,7 @@ impl<'m> WindowEngine<'m> {
             self.chunks
                 .iter()
                 .flat_map(|c| c.slots.iter().flatten())
-                .map(|lp| &lp.state),
+                .map(|state| &**state),
             stats,
         ))
     }
