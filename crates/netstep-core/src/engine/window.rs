@@ -198,14 +198,13 @@ impl Chunk {
     /// into their side tables).
     fn deliver(
         &mut self,
-        inbox: &mut [Vec<Message>],
-        telemetry: &mut [Vec<TelemetryMessage>],
+        inbox: &mut Inbox,
         n_chunks: u32,
         model: &Model,
         quantum: Option<SimTime>,
         bound: SimTime,
     ) {
-        for messages in inbox.iter_mut() {
+        for messages in inbox.events.iter_mut() {
             for (node, mut event) in messages.drain(..) {
                 if let Some(q) = quantum {
                     event.key.time = event.key.time.ceil_to(q).max(bound);
@@ -227,7 +226,7 @@ impl Chunk {
             }
         }
         // Every stack travels with an arrival delivered above, so its LP exists.
-        for messages in telemetry.iter_mut() {
+        for messages in inbox.telemetry.iter_mut() {
             for (node, id, stack) in messages.drain(..) {
                 let local = (node >> n_chunks.trailing_zeros()) as usize;
                 self.slots[local]
@@ -245,14 +244,30 @@ pub struct WindowEngine<'m> {
     config: EngineConfig,
     width: SimTime,
     chunks: Vec<Chunk>,
-    /// Messages in transit, indexed `[destination chunk][source chunk]` (buffers reused).
-    inboxes: Vec<Vec<Vec<Message>>>,
-    /// Telemetry stacks in transit, indexed like `inboxes`.
-    telemetry_inboxes: Vec<Vec<Vec<TelemetryMessage>>>,
+    /// Messages in transit, per destination chunk.
+    inboxes: Vec<Inbox>,
     /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
     telemetry: bool,
     pool: Option<rayon::ThreadPool>,
     stats: RunStats,
+}
+
+/// What waits for one chunk at the start of a window: the messages its LPs were sent in the
+/// previous one, indexed by source chunk (buffers reused).
+struct Inbox {
+    /// Events.
+    events: Vec<Vec<Message>>,
+    /// Telemetry stacks.
+    telemetry: Vec<Vec<TelemetryMessage>>,
+}
+
+impl Inbox {
+    fn new(n_chunks: usize) -> Inbox {
+        Inbox {
+            events: (0..n_chunks).map(|_| Vec::new()).collect(),
+            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+        }
+    }
 }
 
 /// Chunks per worker thread: enough for rayon to balance uneven chunks.
@@ -321,12 +336,7 @@ impl<'m> WindowEngine<'m> {
             chunks: (0..n_chunks)
                 .map(|_| Chunk::new(per_chunk, n_chunks))
                 .collect(),
-            inboxes: (0..n_chunks)
-                .map(|_| (0..n_chunks).map(|_| Vec::new()).collect())
-                .collect(),
-            telemetry_inboxes: (0..n_chunks)
-                .map(|_| (0..n_chunks).map(|_| Vec::new()).collect())
-                .collect(),
+            inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
             telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
             pool,
             stats: RunStats {
@@ -336,25 +346,11 @@ impl<'m> WindowEngine<'m> {
         };
         for (node, event) in model.initial_events() {
             let chunk = node as usize % n_chunks;
-            engine.inboxes[chunk][0].push((node, event));
+            engine.inboxes[chunk].events[0].push((node, event));
         }
-        let mut inboxes = std::mem::take(&mut engine.inboxes);
-        for ((chunk, inbox), telemetry) in engine
-            .chunks
-            .iter_mut()
-            .zip(inboxes.iter_mut())
-            .zip(engine.telemetry_inboxes.iter_mut())
-        {
-            chunk.deliver(
-                inbox,
-                telemetry,
-                n_chunks as u32,
-                model,
-                None,
-                SimTime::ZERO,
-            );
+        for (chunk, inbox) in engine.chunks.iter_mut().zip(engine.inboxes.iter_mut()) {
+            chunk.deliver(inbox, n_chunks as u32, model, None, SimTime::ZERO);
         }
-        engine.inboxes = inboxes;
         Ok(engine)
     }
 
@@ -499,31 +495,19 @@ impl<'m> WindowEngine<'m> {
             self.stats.windows += 1;
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.
-            type Inboxes<'a> = (
-                &'a mut Vec<Vec<Message>>,
-                &'a mut Vec<Vec<TelemetryMessage>>,
-            );
-            let step = |(chunk, (inbox, telemetry)): (&mut Chunk, Inboxes)| {
-                chunk.deliver(inbox, telemetry, n_chunks as u32, model, quantum, sent_in);
+            let step = |(chunk, inbox): (&mut Chunk, &mut Inbox)| {
+                chunk.deliver(inbox, n_chunks as u32, model, quantum, sent_in);
                 chunk.process(bound, model);
             };
             if parallel {
                 self.chunks
                     .par_iter_mut()
-                    .zip(
-                        self.inboxes
-                            .par_iter_mut()
-                            .zip(self.telemetry_inboxes.par_iter_mut()),
-                    )
+                    .zip(self.inboxes.par_iter_mut())
                     .for_each(step);
             } else {
                 self.chunks
                     .iter_mut()
-                    .zip(
-                        self.inboxes
-                            .iter_mut()
-                            .zip(self.telemetry_inboxes.iter_mut()),
-                    )
+                    .zip(self.inboxes.iter_mut())
                     .for_each(step);
             }
             if self.model.trace.packet_hops.is_some() {
@@ -537,11 +521,11 @@ impl<'m> WindowEngine<'m> {
             // Hand each bucket to its destination chunk (pointer moves, buffers reused).
             for (source, chunk) in self.chunks.iter_mut().enumerate() {
                 for (destination, bucket) in chunk.out.buckets.iter_mut().enumerate() {
-                    std::mem::swap(bucket, &mut self.inboxes[destination][source]);
+                    std::mem::swap(bucket, &mut self.inboxes[destination].events[source]);
                 }
                 if self.telemetry {
                     for (destination, bucket) in chunk.out.telemetry.iter_mut().enumerate() {
-                        std::mem::swap(bucket, &mut self.telemetry_inboxes[destination][source]);
+                        std::mem::swap(bucket, &mut self.inboxes[destination].telemetry[source]);
                     }
                 }
             }
