@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks of the hot paths: the FIFO queue and the class schedulers, forwarding (routing + ECMP
-//! hash), one window step of the engine, and the data-layout question behind ARCHITECTURE.md
+//! hash), an LP's event queue, one window step of the engine, and the data-layout question behind ARCHITECTURE.md
 //! (per-port state as bevy components vs a dense Vec, touched through a sparse worklist).
 
 use std::hint::black_box;
@@ -297,5 +297,55 @@ fn layout(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, queue, shaping, forwarding, window_step, layout);
+/// An LP's event queue against the binary heap it replaced, with the sizes the Days baseline
+/// sees (one to four pending events, new events mostly the latest, sometimes earlier than a
+/// pending timer): per step, push two events and pop two.
+fn lp_queue(c: &mut Criterion) {
+    use netstep_core::engine::event::{Event, EventKey, EventKind, Phase};
+    use netstep_core::engine::lp_queue::LpQueue;
+    use std::collections::BinaryHeap;
+    let mut group = c.benchmark_group("lp_queue");
+    group.throughput(Throughput::Elements(2));
+    let event = |t: u64, n: u32| Event {
+        key: EventKey::new(SimTime(t), Phase::Arrive, SimTime(t / 2)),
+        kind: EventKind::Arrive(packet(n)),
+    };
+    // A pending timer far ahead, then arrivals before it.
+    let far = event(u64::MAX / 4, u32::MAX);
+    group.bench_function("sorted_vec_push2_pop2", |b| {
+        let mut q = LpQueue::default();
+        q.push(far);
+        let mut t = 0u64;
+        b.iter(|| {
+            q.push(black_box(event(t + 10, t as u32)));
+            q.push(black_box(event(t + 5, t as u32 + 1)));
+            t += 20;
+            black_box(q.pop());
+            black_box(q.pop())
+        })
+    });
+    group.bench_function("binary_heap_push2_pop2", |b| {
+        let mut q = BinaryHeap::new();
+        q.push(far);
+        let mut t = 0u64;
+        b.iter(|| {
+            q.push(black_box(event(t + 10, t as u32)));
+            q.push(black_box(event(t + 5, t as u32 + 1)));
+            t += 20;
+            black_box(q.pop());
+            black_box(q.pop())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    queue,
+    shaping,
+    forwarding,
+    lp_queue,
+    window_step,
+    layout
+);
 criterion_main!(benches);
