@@ -6,15 +6,19 @@ import os
 import subprocess
 import sys
 
+import polars as pl
 from conftest import REPO, netstep_binary
+
+import netstep_analysis as na
 
 SCRIPT = REPO / "analysis" / "examples" / "estimator" / "run.py"
 
 
-def test_estimator_quick(tmp_path):
+def run_quick(out, *extra: str) -> subprocess.CompletedProcess:
+    """Runs the example's quick form into `out` with extra arguments; asserts it succeeded."""
     env = {**os.environ, "NETSTEP_BIN": str(netstep_binary())}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out", str(tmp_path)],
+        [sys.executable, str(SCRIPT), "--quick", "--out", str(out), *extra],
         capture_output=True,
         text=True,
         env=env,
@@ -22,6 +26,11 @@ def test_estimator_quick(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_estimator_quick(tmp_path):
+    done = run_quick(tmp_path)
     assert "| load | bucket | n | W1 point | nW1 point |" in done.stdout
     assert "| all | (5BDP, inf) |" in done.stdout
     assert (tmp_path / "validation.md").read_text().startswith("| load | bucket |")
@@ -34,30 +43,13 @@ def test_estimator_quick(tmp_path):
 
 
 def test_estimator_switches_congestion_control_with_set(tmp_path):
-    env = {**os.environ, "NETSTEP_BIN": str(netstep_binary())}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--quick",
-            "--out",
-            str(tmp_path),
-            "--set",
-            "transport.cc=dctcp",
-            "--set",
-            'topology.links.aqm={ kind = "step", k = "20KB" }',
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=120,
+    run_quick(
+        tmp_path,
+        "--set",
+        "transport.cc=dctcp",
+        "--set",
+        'topology.links.aqm={ kind = "step", k = "20KB" }',
     )
-    assert done.returncode == 0, done.stderr
-    import polars as pl
-
-    import netstep_analysis as na
-
     frames = na.load(tmp_path / "data")
     assert frames["flows"].collect()["transport"].unique().to_list() == ["tcp_dctcp"]
     assert frames["links"].collect()["ecn_marks"].sum() > 0

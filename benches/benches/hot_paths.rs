@@ -310,31 +310,36 @@ fn lp_queue(c: &mut Criterion) {
         key: EventKey::new(SimTime(t), Phase::Arrive, SimTime(t / 2)),
         kind: EventKind::Arrive(packet(n)),
     };
-    // A pending timer far ahead, then arrivals before it.
-    let far = event(u64::MAX / 4, u32::MAX);
-    group.bench_function("sorted_vec_push2_pop2", |b| {
-        let mut q = LpQueue::default();
-        q.push(far);
+    // One step: push two events (before the pending timer), pop two.
+    fn push2_pop2<Q>(
+        b: &mut criterion::Bencher,
+        mut q: Q,
+        event: impl Fn(u64, u32) -> Event,
+        push: impl Fn(&mut Q, Event),
+        pop: impl Fn(&mut Q) -> Option<Event>,
+    ) {
+        // A pending timer far ahead; the arrivals come before it.
+        push(&mut q, event(u64::MAX / 4, u32::MAX));
         let mut t = 0u64;
         b.iter(|| {
-            q.push(black_box(event(t + 10, t as u32)));
-            q.push(black_box(event(t + 5, t as u32 + 1)));
+            push(&mut q, black_box(event(t + 10, t as u32)));
+            push(&mut q, black_box(event(t + 5, t as u32 + 1)));
             t += 20;
-            black_box(q.pop());
-            black_box(q.pop())
+            black_box(pop(&mut q));
+            black_box(pop(&mut q))
         })
+    }
+    group.bench_function("sorted_vec_push2_pop2", |b| {
+        push2_pop2(b, LpQueue::default(), event, LpQueue::push, LpQueue::pop)
     });
     group.bench_function("binary_heap_push2_pop2", |b| {
-        let mut q = BinaryHeap::new();
-        q.push(far);
-        let mut t = 0u64;
-        b.iter(|| {
-            q.push(black_box(event(t + 10, t as u32)));
-            q.push(black_box(event(t + 5, t as u32 + 1)));
-            t += 20;
-            black_box(q.pop());
-            black_box(q.pop())
-        })
+        push2_pop2(
+            b,
+            BinaryHeap::new(),
+            event,
+            BinaryHeap::push,
+            BinaryHeap::pop,
+        )
     });
     group.finish();
 }

@@ -89,10 +89,7 @@ pub trait PortLoad {
 /// Mixes `key` with `salt` (splitmix64 finalizer).
 #[inline]
 fn mix(key: u64, salt: u64) -> u64 {
-    let mut z = key ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::rng::mix64(key ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// Picks among `candidates` (non-empty) with `hash`, uniformly or in proportion to the

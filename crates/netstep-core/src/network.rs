@@ -433,11 +433,10 @@ impl ShortestPathTables {
 /// choice is deterministic and independent across switches.
 #[inline]
 pub fn ecmp_hash(flow: u32, reverse: bool, node: u32) -> u64 {
-    let mut z = ((flow as u64) << 33 | (reverse as u64) << 32 | node as u64)
-        .wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::rng::mix64(
+        ((flow as u64) << 33 | (reverse as u64) << 32 | node as u64)
+            .wrapping_add(0x9e37_79b9_7f4a_7c15),
+    )
 }
 
 #[cfg(test)]

@@ -15,6 +15,15 @@ pub const STREAM_LOSS: u64 = 3;
 /// Stream kind of queue disciplines' draws (RED, spraying; entity = global port id).
 pub const STREAM_QUEUE: u64 = 4;
 
+/// The SplitMix64 finalizer (Steele, Lea and Flood 2014): a bijective mix of a 64-bit word,
+/// the one hash behind stream seeds, ECMP, packet sampling, arrival ties and load balancing.
+#[inline]
+pub const fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// A keyed stream created on first use: elements that may draw (a lossy link, a random
 /// queue discipline) hold only the empty slot until they do.
 pub struct LazyStream<'a> {
@@ -49,9 +58,7 @@ pub fn stream_seed(seed: u64, kind: u64, entity: u64) -> u64 {
         z = z
             .wrapping_add(0x9e37_79b9_7f4a_7c15)
             .wrapping_add(word.wrapping_mul(0xd1b5_4a32_d192_ed03));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        z = mix64(z);
     }
     z
 }

@@ -80,10 +80,7 @@ impl EventKey {
 /// numbering.
 #[inline]
 pub const fn arrival_tie(packet: &Packet) -> u64 {
-    let mut z = packet.id();
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::rng::mix64(packet.id())
 }
 
 /// What happens.

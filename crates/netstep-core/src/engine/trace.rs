@@ -52,10 +52,7 @@ impl HopFilter {
 
 /// The deterministic hash used for 1-in-N packet sampling (splitmix64 finalizer).
 pub fn packet_hash(id: u64) -> u64 {
-    let mut z = id.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::rng::mix64(id.wrapping_add(0x9e37_79b9_7f4a_7c15))
 }
 
 /// What a run traces beyond the always-written tables.

@@ -183,7 +183,7 @@ pub struct FlowEnds {
     /// Line rate of the sender's NIC, bit/s (rate-based transports start at it).
     pub line_rate_bps: f64,
     /// Unloaded round trip of the flow (one full data packet out, its smallest feedback
-    /// packet back); computed only for transports that use it (HPCC), else zero.
+    /// packet back); computed only for senders that use it (HPCC), else zero.
     pub base_rtt: SimTime,
 }
 

@@ -57,6 +57,17 @@ pub fn run_reference(s: &Scenario) -> RunOutput {
     reference::run(&s.model, s.meta.duration).expect("run")
 }
 
+/// Runs the reference engine and asserts the window engine on 1 and on 4 threads simulates
+/// exactly the same; returns the reference run.
+pub fn exact_on_1_and_4_threads(s: &Scenario, what: &str) -> RunOutput {
+    let reference = run_reference(s);
+    for threads in [1, 4] {
+        let window = run_window(s, threads, WindowMode::Exact);
+        assert_same_simulation(&reference, &window, &format!("{what}, {threads} threads"));
+    }
+    reference
+}
+
 /// Asserts two runs simulated the same thing (ignoring how many windows they took).
 pub fn assert_same_simulation(a: &RunOutput, b: &RunOutput, what: &str) {
     assert_eq!(a.flows, b.flows, "{what}: flow outcomes differ");

@@ -52,3 +52,22 @@ fn lossy_links_are_deterministic() {
         scenario(&text, &["topology.links.loss=0.01"]),
     );
 }
+
+/// HPCC carries telemetry stacks between LPs beside the events: 1, 2 and 4 threads (and so
+/// different chunk boundaries) still simulate the same, with coalesced ACKs and wire loss.
+#[test]
+fn hpcc_telemetry_is_identical_for_any_thread_count() {
+    check(
+        "hpcc",
+        scenario_file(
+            "scenarios/transports/hpcc.toml",
+            &[
+                "traffic.0.flows.0.size=\"1MB\"",
+                "traffic.0.flows.1.size=\"1MB\"",
+                "traffic.0.flows.1.start=\"50us\"",
+                "topology.fabric_links.loss=0.002",
+                "transport.ack_every=2",
+            ],
+        ),
+    );
+}

@@ -68,14 +68,8 @@ fn dctcp_is_exact_and_thread_invariant() {
             "transport.delayed_ack=\"20us\"",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "dctcp");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "dctcp");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "dctcp, 4 threads",
-    );
 }
 
 #[test]
@@ -289,15 +283,9 @@ fn cubic_is_exact_and_thread_invariant() {
             "topology.fabric_links.buffer=\"20KB\"",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "cubic");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
     assert!(reference.stats.drops > 0, "losses exercise the reductions");
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "cubic");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "cubic, 4 threads",
-    );
 }
 
 const REAL: &str = "scenarios/transports/real-sources.toml";
@@ -492,10 +480,8 @@ fn real_sources_are_exact_and_thread_invariant() {
                 "topology.fabric_links.buffer=\"16pkts\"",
             ],
         );
-        let reference = run_reference(&s);
+        let reference = exact_on_1_and_4_threads(&s, cc);
         assert!(reference.flows.iter().all(|f| f.end.is_some()), "{cc}");
-        assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), cc);
-        assert_same_simulation(&reference, &run_window(&s, 4, WindowMode::Exact), cc);
     }
 }
 
@@ -593,14 +579,8 @@ fn bbr_is_exact_and_thread_invariant() {
             "topology.fabric_links.buffer=\"30KB\"",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "bbr");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "bbr");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "bbr, 4 threads",
-    );
 }
 
 const DCQCN: &str = "scenarios/transports/dcqcn.toml";
@@ -720,15 +700,9 @@ fn dcqcn_is_exact_and_thread_invariant() {
             "topology.fabric_links.aqm={ kind = \"red\", min = \"5KB\", max = \"50KB\", max_p = 0.01, weight = 1, ecn = true }",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "dcqcn");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
     assert!(reference.stats.drops > 0, "go-back-N exercised");
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "dcqcn");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "dcqcn, 4",
-    );
 }
 
 /// TIMELY (Mittal et al. 2015, the HPCC simulator's version) on the DCQCN dumbbell: alone,
@@ -792,14 +766,8 @@ fn timely_is_exact_and_thread_invariant() {
             "traffic.0.flows.1.start=\"100us\"",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "timely");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "timely");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "timely, 4",
-    );
 }
 
 /// RDMA loss recovery on a lossy link (0.2 % of packets lost on the wire between the
@@ -848,11 +816,9 @@ fn rdma_selective_repeat_is_exact_and_thread_invariant() {
             "transport.recovery=\"selective_repeat\"",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "sr");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
     assert!(reference.flows.iter().any(|f| f.retransmits > 0));
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "sr");
-    assert_same_simulation(&reference, &run_window(&s, 4, WindowMode::Exact), "sr, 4");
 }
 
 const HPCC: &str = "scenarios/transports/hpcc.toml";
@@ -1060,11 +1026,9 @@ fn hpcc_is_exact_and_thread_invariant() {
             "topology.fabric_links.loss=0.002",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on_1_and_4_threads(&s, "hpcc");
     assert!(reference.flows.iter().all(|f| f.end.is_some()));
     assert!(reference.flows.iter().any(|f| f.retransmits > 0));
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "hpcc");
-    assert_same_simulation(&reference, &run_window(&s, 4, WindowMode::Exact), "hpcc, 4");
     let fat = scenario(
         r#"
         [simulation]
@@ -1087,10 +1051,8 @@ fn hpcc_is_exact_and_thread_invariant() {
         "#,
         &[],
     );
-    let reference = run_reference(&fat);
+    let reference = exact_on_1_and_4_threads(&fat, "ft");
     assert!(reference.flows.len() > 20);
-    assert_same_simulation(&reference, &run_window(&fat, 1, WindowMode::Exact), "ft");
-    assert_same_simulation(&reference, &run_window(&fat, 4, WindowMode::Exact), "ft, 4");
 }
 
 #[test]
@@ -1150,8 +1112,11 @@ fn rdma_coalesced_acks_acknowledge_every_nth_packet() {
     assert_eq!(acks_one, 1001);
     assert_eq!(acks_four, 251);
     assert!(one.flows[0].end.is_some() && four.flows[0].end.is_some());
-    assert_same_simulation(&run_reference(&s), &four, "coalesced");
-    assert_same_simulation(&four, &run_window(&s, 4, WindowMode::Exact), "coalesced, 4");
+    assert_same_simulation(
+        &exact_on_1_and_4_threads(&s, "coalesced"),
+        &four,
+        "coalesced",
+    );
     let e = load_error(DCQCN, &["transport.ack_every=0"]);
     assert!(e.contains("ack_every") && e.contains("at least 1"), "{e}");
 }

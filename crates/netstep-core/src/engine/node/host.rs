@@ -20,11 +20,7 @@ impl NodeState {
             size: spec.size,
             seed: model.seed,
             line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
-            base_rtt: if spec.transport.telemetry() {
-                crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO)
-            } else {
-                SimTime::ZERO
-            },
+            base_rtt: SimTime::ZERO,
         }
     }
 
@@ -41,7 +37,13 @@ impl NodeState {
         if self.senders.len() <= slot {
             self.senders.resize(slot + 1, None);
         }
-        let ends = Self::ends(model, flow);
+        let mut ends = Self::ends(model, flow);
+        if spec.transport.telemetry() {
+            // HPCC's default T: the flow's own unloaded round trip (its route was checked at
+            // load time).
+            ends.base_rtt =
+                crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO);
+        }
         self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
         self.flush_transport(flow, TimerSide::Sender, now, model, sink);
     }

@@ -59,16 +59,11 @@ impl Cubic {
 
     /// New data acknowledged outside recovery.
     pub fn on_ack(&mut self, ack: &AckSample) {
-        let acked = ack.acked as f64;
         if self.cwnd < self.ssthresh {
-            let limit = if ack.abc_limit == 0 {
-                acked
-            } else {
-                acked.min(ack.abc_limit as f64)
-            };
-            self.cwnd += limit;
+            self.cwnd += ack.slow_start_increase();
             return;
         }
+        let acked = ack.acked as f64;
         let start = *self.epoch.get_or_insert_with(|| {
             // The first avoidance ACK of a stage: after a timeout (W_max = 0) the plateau is
             // the window now and K = 0 (§4.8).

@@ -119,6 +119,20 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
 }
 
+impl AckSample {
+    /// The slow-start window increase for this ACK in segments: the newly acknowledged
+    /// segments, at most `abc_limit` of them when a limit is set (RFC 3465).
+    #[inline]
+    pub fn slow_start_increase(&self) -> f64 {
+        let acked = self.acked as f64;
+        if self.abc_limit == 0 {
+            acked
+        } else {
+            acked.min(self.abc_limit as f64)
+        }
+    }
+}
+
 #[cfg(test)]
 impl AckSample {
     /// For unit tests: `acked` segments at time zero with a 1 ps RTT, no marks, no limit, no

@@ -25,16 +25,10 @@ impl NewReno {
     /// Slow start below `ssthresh`, congestion avoidance above.
     #[inline]
     pub fn on_ack(&mut self, ack: &AckSample) {
-        let acked = ack.acked as f64;
         if self.cwnd < self.ssthresh {
-            let limit = if ack.abc_limit == 0 {
-                acked
-            } else {
-                acked.min(ack.abc_limit as f64)
-            };
-            self.cwnd += limit;
+            self.cwnd += ack.slow_start_increase();
         } else {
-            self.cwnd += acked / self.cwnd;
+            self.cwnd += ack.acked as f64 / self.cwnd;
         }
     }
 
