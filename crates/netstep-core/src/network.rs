@@ -112,7 +112,8 @@ pub struct Network {
     /// serialization is one multiplication instead of a 128-bit division.
     ps_per_byte: Vec<Option<u64>>,
     /// Per link class: the port's discipline hands a packet offered to an empty queue with an
-    /// idle transmitter straight back ([`crate::queue::empty_passes_through`]).
+    /// idle transmitter straight back ([`crate::queue::Queue::passes_when_empty`]), and no policer or
+    /// shaper stands in its way.
     passes_empty: Vec<bool>,
 }
 
@@ -211,7 +212,7 @@ impl Network {
                 .classes
                 .iter()
                 .map(|c| {
-                    crate::queue::empty_passes_through(&c.scheduler, &c.aqm)
+                    crate::queue::Queue::for_port(&c.scheduler, &c.aqm).passes_when_empty()
                         && c.shaper.is_none()
                         && c.policer.is_none()
                 })

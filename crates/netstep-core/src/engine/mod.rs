@@ -234,31 +234,33 @@ pub(crate) fn collect_output<'a>(
     let mut pfc_headroom_exceeded = 0;
     let mut stuck = Vec::new();
     let mut by_node: Vec<&NodeState> = states.collect();
-    by_node.sort_by_key(|s| s.node);
+    by_node.sort_by_key(|s| s.node());
     for state in &by_node {
-        counters.events += state.counters.events;
-        counters.packet_hops += state.counters.packet_hops;
-        counters.drops += state.counters.drops;
-        counters.misrouted += state.counters.misrouted;
-        deliveries.extend_from_slice(&state.deliveries);
-        pfc_events.extend_from_slice(&state.pfc_events);
-        pfc_headroom_exceeded += state.pfc.as_ref().map_or(0, |p| p.headroom_exceeded);
+        let lp = &state.lp;
+        counters.events += lp.counters.events;
+        counters.packet_hops += lp.counters.packet_hops;
+        counters.drops += lp.counters.drops;
+        counters.misrouted += lp.counters.misrouted;
+        deliveries.extend_from_slice(&lp.deliveries);
+        if let Some(switch) = state.switch() {
+            pfc_events.extend_from_slice(&switch.pfc_events);
+            pfc_headroom_exceeded += switch.pfc.as_ref().map_or(0, |p| p.headroom_exceeded);
+        }
         for (local, port) in state.ports.iter().enumerate() {
             if port.paused != 0 && port.queue_len() > 0 {
-                let peer =
-                    model.net.port_peer[model.net.port_id(state.node, local as u32) as usize];
-                stuck.push((state.node, peer));
+                let peer = model.net.port_peer[model.net.port_id(lp.node, local as u32) as usize];
+                stuck.push((lp.node, peer));
             }
         }
-        for (&flow, &count) in &state.flow_drops {
+        for (&flow, &count) in &lp.flow_drops {
             flows[flow as usize].packets_dropped += count;
         }
-        for (&flow, &count) in &state.flow_marks {
+        for (&flow, &count) in &lp.flow_marks {
             flows[flow as usize].ecn_marks += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
             if port.is_used() {
-                let id = model.net.port_id(state.node, local as u32);
+                let id = model.net.port_id(lp.node, local as u32);
                 ports.insert(id, port_outcome(id, port));
             }
         }
@@ -267,12 +269,12 @@ pub(crate) fn collect_output<'a>(
         let spec = &model.flows.flows[flow];
         let find = |node: u32| {
             by_node
-                .binary_search_by_key(&node, |s| s.node)
+                .binary_search_by_key(&node, |s| s.node())
                 .ok()
                 .map(|i| by_node[i])
         };
         if let Some(Some(sender)) =
-            find(spec.src).and_then(|s| s.senders.get(model.flows.src_slot[flow] as usize))
+            find(spec.src).and_then(|s| s.senders().get(model.flows.src_slot[flow] as usize))
         {
             let c = sender.counters();
             outcome.packets_sent = c.packets_sent;
@@ -282,7 +284,7 @@ pub(crate) fn collect_output<'a>(
             outcome.failure = c.failure;
         }
         if let Some(Some(receiver)) =
-            find(spec.dst).and_then(|s| s.receivers.get(model.flows.dst_slot[flow] as usize))
+            find(spec.dst).and_then(|s| s.receivers().get(model.flows.dst_slot[flow] as usize))
         {
             (outcome.packets_delivered, outcome.end) = receiver.outcome();
         }
@@ -324,7 +326,7 @@ pub(crate) fn overflow_error<'a>(
     states: impl Iterator<Item = &'a NodeState>,
 ) -> Result<(), RunError> {
     match states
-        .filter_map(|s| s.overflow.map(|at| (s.node, at)))
+        .filter_map(|s| s.lp.overflow.map(|at| (s.node(), at)))
         .min()
     {
         Some((node, at)) => Err(RunError::TimeOverflow { node, at_ps: at.0 }),

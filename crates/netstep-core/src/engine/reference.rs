@@ -68,13 +68,14 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
                 telemetry: &mut telemetry,
             },
         );
-        last = last.max(state.last_useful);
-        if state.overflow.is_some() {
+        last = last.max(state.lp.last_useful);
+        if state.lp.overflow.is_some() {
             break;
         }
         for (to, id, stack) in telemetry.drain(..) {
             states[to as usize]
                 .get_or_insert_with(|| NodeState::for_node(to, model))
+                .lp
                 .telemetry_in(id, stack);
         }
     }

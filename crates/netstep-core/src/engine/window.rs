@@ -177,10 +177,10 @@ impl Chunk {
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
             run_window(state, queue, bound, model, out);
-            *last_event = (*last_event).max(state.last_useful);
-            *overflow |= state.overflow.is_some();
-            if !state.hop_records.is_empty() {
-                hop_records.append(&mut state.hop_records);
+            *last_event = (*last_event).max(state.lp.last_useful);
+            *overflow |= state.lp.overflow.is_some();
+            if !state.lp.hop_records.is_empty() {
+                hop_records.append(&mut state.lp.hop_records);
             }
             let at = next_time(queue);
             next[local] = at;
@@ -232,6 +232,7 @@ impl Chunk {
                 self.slots[local]
                     .as_mut()
                     .expect("the packet's arrival allocated the LP")
+                    .lp
                     .telemetry_in(id, stack);
             }
         }
@@ -390,8 +391,8 @@ impl<'m> WindowEngine<'m> {
                     }
                     let row = QueueSample {
                         time_ps: at.0,
-                        port: self.model.net.port_id(state.node, port_local as u32),
-                        node: state.node,
+                        port: self.model.net.port_id(state.node(), port_local as u32),
+                        node: state.node(),
                         queue_bytes: port.queue_bytes(),
                         queue_packets: port.queue_len() as u32,
                         tx_bytes: port.tx_bytes,
@@ -414,7 +415,7 @@ impl<'m> WindowEngine<'m> {
         for chunk in &self.chunks {
             for &local in &chunk.allocated {
                 let state = chunk.slots[local as usize].as_ref().expect("allocated");
-                for sender in state.senders.iter().flatten() {
+                for sender in state.senders().iter().flatten() {
                     let row = match sender {
                         crate::transport::Sender::Tcp(tcp)
                             if !tcp.is_done() && tcp.failure.is_none() =>

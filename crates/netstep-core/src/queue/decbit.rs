@@ -28,6 +28,15 @@ pub struct DecBit {
     area_cur: u128,
 }
 
+/// The FIFO under the AQM: its length, bytes and head are the queue's (read-only: every
+/// arrival goes through the AQM's `enqueue`).
+impl std::ops::Deref for DecBit {
+    type Target = FifoQueue;
+    fn deref(&self) -> &FifoQueue {
+        &self.fifo
+    }
+}
+
 impl DecBit {
     /// Packets held: waiting plus the one in service.
     fn held(&self) -> u64 {
@@ -84,22 +93,6 @@ impl DecBit {
         self.service_end =
             Some(ctx.now + ctx.rate.serialization(Bytes(e.packet.size_bytes as u64)));
         Some(e)
-    }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    /// Traffic class of the head entry.
-    pub fn head_class(&self) -> Option<u8> {
-        self.fifo.head_class()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 }
 

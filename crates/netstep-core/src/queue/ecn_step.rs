@@ -13,6 +13,15 @@ pub struct EcnStep {
     k_bytes: u64,
 }
 
+/// The FIFO under the AQM: its length, bytes and head are the queue's (read-only: every
+/// arrival goes through the AQM's `enqueue`).
+impl std::ops::Deref for EcnStep {
+    type Target = FifoQueue;
+    fn deref(&self) -> &FifoQueue {
+        &self.fifo
+    }
+}
+
 impl EcnStep {
     /// Marks above `k_bytes` waiting.
     pub fn new(k_bytes: u64) -> EcnStep {
@@ -43,22 +52,6 @@ impl EcnStep {
     /// Takes the next entry.
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
         self.fifo.dequeue(ctx)
-    }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    /// Traffic class of the head entry.
-    pub fn head_class(&self) -> Option<u8> {
-        self.fifo.head_class()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 }
 

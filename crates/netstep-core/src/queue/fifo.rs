@@ -27,20 +27,6 @@ impl FifoQueue {
         self.entries.push_back(entry);
         Admission::Accepted
     }
-    /// Enqueue then dequeue; when the queue is empty the entry goes straight to the idle
-    /// transmitter (the limit counts waiting packets, and this one never waits).
-    #[inline]
-    pub fn enqueue_for_idle(
-        &mut self,
-        entry: Entry,
-        ctx: &mut QueueCtx<'_>,
-    ) -> (Admission, Option<Entry>) {
-        if self.entries.is_empty() {
-            return (Admission::Accepted, Some(entry));
-        }
-        let admission = self.enqueue(entry, ctx);
-        (admission, self.dequeue(ctx))
-    }
     /// Removes the oldest entry.
     #[inline]
     pub fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Entry> {

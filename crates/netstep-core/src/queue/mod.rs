@@ -1,7 +1,10 @@
-//! Egress queues as elements. One queueing discipline per file behind the [`Queue`] enum,
-//! which dispatches without `dyn` (the smoltcp congestion-control pattern). Schedulers (SP,
-//! DRR, WRR, WFQ, Virtual Clock) and AQMs (RED, ECN marking) slot in as further variants with
-//! the same operations.
+//! Egress queues as elements. One queueing discipline per file behind the [`Queue`] enum, an
+//! enum over the concrete disciplines as smoltcp keeps its congestion controllers in
+//! `AnyController`, but matched directly (one `match` per operation, written once by the
+//! `each_discipline!` macro) where smoltcp hands out a `&mut dyn Controller`. Schedulers (SP,
+//! DRR, WRR, WFQ, Virtual Clock, fair queueing) and AQMs on a FIFO (RED, step marking,
+//! DECbit, which expose their FIFO's length and bytes through `Deref`) are variants with the
+//! same operations.
 //!
 //! A queue is always consulted: every packet a port sends goes through [`Queue::enqueue`] and
 //! [`Queue::dequeue`], even when the transmitter is idle, so a scheduler's or AQM's accounting
@@ -132,18 +135,6 @@ pub enum SchedulerSpec {
 }
 
 impl SchedulerSpec {
-    /// True when an empty queue of this discipline hands a packet offered to an idle
-    /// transmitter straight back and is left exactly as it was (FIFO; strict priority, which
-    /// keeps no state; DRR, whose empty state is its initial state: deficits of emptied
-    /// classes reset to 0). The port then skips the queue for such packets, with identical
-    /// results. WRR remembers the class it visits, so it is always consulted.
-    #[inline]
-    pub const fn empty_passes_through(&self) -> bool {
-        matches!(
-            self,
-            SchedulerSpec::Fifo | SchedulerSpec::StrictPriority | SchedulerSpec::Drr { .. }
-        )
-    }
     /// The scenario name of the discipline.
     pub const fn name(&self) -> &'static str {
         match self {
@@ -175,16 +166,23 @@ pub enum AqmSpec {
     DecBit,
 }
 
-/// Whether a port with discipline `scheduler` and `aqm` hands a packet offered to its empty
-/// queue, with the transmitter idle, straight back unchanged (no drop, no mark, no state kept):
-/// FIFO, strict priority and DRR without AQM or with step marking. The port then skips the
-/// queue; its decision is the one [`Queue::enqueue_for_idle`] would make.
-pub const fn empty_passes_through(scheduler: &SchedulerSpec, aqm: &AqmSpec) -> bool {
-    match aqm {
-        AqmSpec::None => scheduler.empty_passes_through(),
-        AqmSpec::Step { .. } => true,
-        AqmSpec::Red(_) | AqmSpec::DecBit => false,
-    }
+/// Evaluates `$body` with `$q` bound to the discipline inside any [`Queue`] variant (the one
+/// place that lists them for dispatch).
+macro_rules! each_discipline {
+    ($queue:expr, $q:ident => $body:expr) => {
+        match $queue {
+            Queue::Fifo($q) => $body,
+            Queue::StrictPriority($q) => $body,
+            Queue::Drr($q) => $body,
+            Queue::Wrr($q) => $body,
+            Queue::Wfq($q) => $body,
+            Queue::VirtualClock($q) => $body,
+            Queue::FairQueueing($q) => $body,
+            Queue::Red($q) => $body,
+            Queue::EcnStep($q) => $body,
+            Queue::DecBit($q) => $body,
+        }
+    };
 }
 
 /// An egress queue of any discipline.
@@ -250,38 +248,39 @@ impl Queue {
     /// Offers an entry.
     #[inline]
     pub fn enqueue(&mut self, entry: Entry, ctx: &mut QueueCtx<'_>) -> Admission {
-        match self {
-            Queue::Fifo(q) => q.enqueue(entry, ctx),
-            Queue::StrictPriority(q) => q.enqueue(entry, ctx),
-            Queue::Drr(q) => q.enqueue(entry, ctx),
-            Queue::Wrr(q) => q.enqueue(entry, ctx),
-            Queue::Wfq(q) => q.enqueue(entry, ctx),
-            Queue::VirtualClock(q) => q.enqueue(entry, ctx),
-            Queue::FairQueueing(q) => q.enqueue(entry, ctx),
-            Queue::Red(q) => q.enqueue(entry, ctx),
-            Queue::EcnStep(q) => q.enqueue(entry, ctx),
-            Queue::DecBit(q) => q.enqueue(entry, ctx),
-        }
+        each_discipline!(self, q => q.enqueue(entry, ctx))
+    }
+    /// True when this queue, empty, hands a packet offered to an idle transmitter straight
+    /// back and is left exactly as it was: no drop, no mark, no state kept. The one home of
+    /// the empty-queue rule: FIFO; strict priority, which keeps no state; DRR, whose empty
+    /// state is its initial state (deficits of emptied classes reset to 0); step marking,
+    /// which marks only while more than K bytes wait. WRR remembers the class it visits, the
+    /// fair-queueing disciplines keep virtual time, RED its average and DECbit its cycle, so
+    /// they are always consulted. The port skips the queue for such packets
+    /// ([`crate::network::Network::empty_passes_through`]); property test
+    /// `skipping_an_empty_queue_equals_queueing`.
+    #[inline]
+    pub const fn passes_when_empty(&self) -> bool {
+        matches!(
+            self,
+            Queue::Fifo(_) | Queue::StrictPriority(_) | Queue::Drr(_) | Queue::EcnStep(_)
+        )
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
-    /// step: the same decisions as [`Queue::enqueue`] then [`Queue::dequeue`], which a
-    /// discipline may shortcut (a FIFO that is empty hands the entry straight back).
+    /// step: the same decisions as [`Queue::enqueue`] then [`Queue::dequeue`], except that a
+    /// queue that is empty and [`Queue::passes_when_empty`] hands the entry straight back
+    /// (the limit counts waiting packets, and this one never waits).
     #[inline]
     pub fn enqueue_for_idle(
         &mut self,
         entry: Entry,
         ctx: &mut QueueCtx<'_>,
     ) -> (Admission, Option<Entry>) {
-        match self {
-            Queue::Fifo(q) => q.enqueue_for_idle(entry, ctx),
-            Queue::StrictPriority(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
-            Queue::Drr(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
-            Queue::EcnStep(q) if q.is_empty() => (Admission::Accepted, Some(entry)),
-            _ => {
-                let admission = self.enqueue(entry, ctx);
-                (admission, self.dequeue(ctx))
-            }
+        if self.passes_when_empty() && self.is_empty() {
+            return (Admission::Accepted, Some(entry));
         }
+        let admission = self.enqueue(entry, ctx);
+        (admission, self.dequeue(ctx))
     }
     /// Takes the next entry whose class is not in `paused` (PFC): a single-queue discipline
     /// blocks while its head's class is paused (as one hardware queue does), strict priority
@@ -308,34 +307,12 @@ impl Queue {
     /// Takes the next entry to transmit.
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
-        match self {
-            Queue::Fifo(q) => q.dequeue(ctx),
-            Queue::StrictPriority(q) => q.dequeue(ctx),
-            Queue::Drr(q) => q.dequeue(ctx),
-            Queue::Wrr(q) => q.dequeue(ctx),
-            Queue::Wfq(q) => q.dequeue(ctx),
-            Queue::VirtualClock(q) => q.dequeue(ctx),
-            Queue::FairQueueing(q) => q.dequeue(ctx),
-            Queue::Red(q) => q.dequeue(ctx),
-            Queue::EcnStep(q) => q.dequeue(ctx),
-            Queue::DecBit(q) => q.dequeue(ctx),
-        }
+        each_discipline!(self, q => q.dequeue(ctx))
     }
     /// Packets waiting.
     #[inline]
     pub fn len(&self) -> usize {
-        match self {
-            Queue::Fifo(q) => q.len(),
-            Queue::StrictPriority(q) => q.len(),
-            Queue::Drr(q) => q.len(),
-            Queue::Wrr(q) => q.len(),
-            Queue::Wfq(q) => q.len(),
-            Queue::VirtualClock(q) => q.len(),
-            Queue::FairQueueing(q) => q.len(),
-            Queue::Red(q) => q.len(),
-            Queue::EcnStep(q) => q.len(),
-            Queue::DecBit(q) => q.len(),
-        }
+        each_discipline!(self, q => q.len())
     }
     /// True when nothing waits.
     #[inline]
@@ -345,18 +322,7 @@ impl Queue {
     /// Bytes waiting.
     #[inline]
     pub fn bytes(&self) -> u64 {
-        match self {
-            Queue::Fifo(q) => q.bytes(),
-            Queue::StrictPriority(q) => q.bytes(),
-            Queue::Drr(q) => q.bytes(),
-            Queue::Wrr(q) => q.bytes(),
-            Queue::Wfq(q) => q.bytes(),
-            Queue::VirtualClock(q) => q.bytes(),
-            Queue::FairQueueing(q) => q.bytes(),
-            Queue::Red(q) => q.bytes(),
-            Queue::EcnStep(q) => q.bytes(),
-            Queue::DecBit(q) => q.bytes(),
-        }
+        each_discipline!(self, q => q.bytes())
     }
 }
 
@@ -405,5 +371,134 @@ pub(crate) mod tests {
             assert_eq!(q.enqueue(entry(3, 100, 2), ctx), Admission::Accepted);
         });
         assert_eq!((q.len(), q.bytes()), (3, 300));
+    }
+    /// Every discipline a port can run, with weights and thresholds that make classes and
+    /// marking matter.
+    fn every_discipline() -> Vec<Queue> {
+        let weights = [1, 2, 3, 1, 2, 3, 1, 4];
+        let schedulers = [
+            SchedulerSpec::Fifo,
+            SchedulerSpec::StrictPriority,
+            SchedulerSpec::Drr {
+                quantum: 700,
+                weights,
+            },
+            SchedulerSpec::Wrr { weights },
+            SchedulerSpec::Wfq { weights },
+            SchedulerSpec::VirtualClock { weights },
+            SchedulerSpec::FairQueueing,
+        ];
+        let red = RedSpec {
+            min_bytes: 1_000,
+            max_bytes: 4_000,
+            max_p_ppm: 500_000,
+            weight_ppm: 500_000,
+            ecn: true,
+        };
+        let mut queues: Vec<Queue> = schedulers
+            .iter()
+            .map(|s| Queue::for_port(s, &AqmSpec::None))
+            .collect();
+        for aqm in [
+            AqmSpec::Red(red),
+            AqmSpec::Step { k_bytes: 0 },
+            AqmSpec::Step { k_bytes: 1_500 },
+            AqmSpec::DecBit,
+        ] {
+            queues.push(Queue::for_port(&SchedulerSpec::Fifo, &aqm));
+        }
+        queues
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Enqueue(Entry),
+        Dequeue,
+        /// Offered while the transmitter is idle.
+        OfferIdle(Entry),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let entry = (0u32..1000, 64u32..1600, 0u8..4, any::<bool>(), 0u32..4).prop_map(
+            |(n, size, class, ect, flow)| {
+                let mut e = entry(n, size, class);
+                e.packet.flow = flow;
+                if ect {
+                    e.packet.ecn = crate::packet::Ecn::Ect0;
+                }
+                e
+            },
+        );
+        prop_oneof![
+            entry.clone().prop_map(Op::Enqueue),
+            Just(Op::Dequeue),
+            entry.prop_map(Op::OfferIdle),
+        ]
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The port's empty-queue shortcut: for every discipline that
+        /// [`Queue::passes_when_empty`], handing a packet offered to an empty queue with an idle
+        /// transmitter straight to the transmitter (the queue untouched) gives the same packets,
+        /// admissions and marks, then and afterwards, as enqueueing it and dequeueing at once.
+        #[test]
+        fn skipping_an_empty_queue_equals_queueing(
+            limit_packets in prop::option::of(1u32..6),
+            ops in prop::collection::vec(op(), 1..80),
+        ) {
+            let limit = match limit_packets {
+                Some(n) => BufferSize::Packets(n),
+                None => BufferSize::Bytes(crate::units::Bytes(6_000)),
+            };
+            for fresh in every_discipline().into_iter().filter(Queue::passes_when_empty) {
+            let (mut skipping, mut queueing) = (fresh.clone(), fresh);
+            let (mut rng_a, mut rng_b) = (None, None);
+            for (t, &op) in ops.iter().enumerate() {
+                let ctx = |slot| QueueCtx {
+                    now: SimTime(t as u64 * 1_000_000),
+                    limit,
+                    rate: BitsPerSec(10_000_000_000),
+                    rng: LazyStream::new(slot, 7, 0, 0),
+                };
+                let (mut a, mut b) = (ctx(&mut rng_a), ctx(&mut rng_b));
+                match op {
+                    Op::Enqueue(e) => {
+                        prop_assert_eq!(skipping.enqueue(e, &mut a), queueing.enqueue(e, &mut b));
+                    }
+                    Op::Dequeue => {
+                        prop_assert_eq!(skipping.dequeue(&mut a), queueing.dequeue(&mut b));
+                    }
+                    // The port only skips an empty queue.
+                    Op::OfferIdle(e) if queueing.is_empty() => {
+                        prop_assert!(skipping.is_empty());
+                        let admission = queueing.enqueue(e, &mut b);
+                        prop_assert_eq!(admission, Admission::Accepted);
+                        prop_assert_eq!(queueing.dequeue(&mut b), Some(e));
+                    }
+                    Op::OfferIdle(_) => {}
+                }
+                prop_assert_eq!(
+                    (skipping.len(), skipping.bytes()),
+                    (queueing.len(), queueing.bytes())
+                );
+            }
+            loop {
+                let mut slot = None;
+                let mut ctx = QueueCtx {
+                    now: SimTime(u64::MAX / 2),
+                    limit,
+                    rate: BitsPerSec(10_000_000_000),
+                    rng: LazyStream::new(&mut slot, 7, 0, 0),
+                };
+                let (a, b) = (skipping.dequeue(&mut ctx), queueing.dequeue(&mut ctx));
+                prop_assert_eq!(a, b);
+                if a.is_none() {
+                    break;
+                }
+            }
+            }
+        }
     }
 }

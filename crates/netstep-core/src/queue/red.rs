@@ -48,6 +48,15 @@ pub enum RedVerdict {
     Hit,
 }
 
+/// The FIFO under the AQM: its length, bytes and head are the queue's (read-only: every
+/// arrival goes through the AQM's `enqueue`).
+impl std::ops::Deref for Red {
+    type Target = FifoQueue;
+    fn deref(&self) -> &FifoQueue {
+        &self.fifo
+    }
+}
+
 impl Red {
     /// An empty RED queue.
     pub fn new(spec: RedSpec) -> Red {
@@ -136,22 +145,6 @@ impl Red {
             self.idle_since = Some(ctx.now);
         }
         e
-    }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.fifo.len()
-    }
-    /// Traffic class of the head entry.
-    pub fn head_class(&self) -> Option<u8> {
-        self.fifo.head_class()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 }
 

@@ -1,16 +1,117 @@
 //! Hosts: the transports of the flows a host sends and receives, its NIC (socket queues,
-//! scheduler, backpressure: see [`crate::nic`]) and delivery of arriving packets.
+//! scheduler, backpressure: see [`crate::nic`]) in front of its one egress port, and delivery
+//! of arriving packets.
 
-use super::{Delivery, NodeState};
+use super::lp::{Delivery, Lp};
+use super::port::{Egress, Owner, PortState};
 use crate::engine::Model;
-use crate::engine::event::{EventKind, EventSink, Phase, TimerSide};
+use crate::engine::event::{Event, EventKind, EventSink, Phase, TimerSide};
 use crate::nic::{HostNic, Socket};
 use crate::packet::{Packet, PacketKind};
+use crate::queue::Entry;
+use crate::shaping::TokenBucketSpec;
 use crate::telemetry::IntStack;
-use crate::transport::{FlowEnds, Receiver, Sender};
+use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
 use crate::units::SimTime;
 
-impl NodeState {
+/// The state of a host: NIC and transports (its egress port is in [`super::NodeState`]).
+#[derive(Clone, Debug, Default)]
+pub struct HostState {
+    /// The NIC's socket queues (created with the first packet a transport sends).
+    pub nic: Option<Box<HostNic>>,
+    /// Senders of flows sourced here, by source slot.
+    pub senders: Vec<Option<Sender>>,
+    /// Receivers of flows sinking here, by destination slot.
+    pub receivers: Vec<Option<Receiver>>,
+    /// What the transport being called produced (reused buffer).
+    out: TransportOut,
+}
+
+/// A host's one port (hosts have exactly one link, and every flow's route was checked when
+/// the scenario was loaded).
+const NIC_PORT: u32 = 0;
+
+impl Owner for HostState {
+    const HOST: bool = true;
+    #[inline]
+    fn lossless(&self, _packet: &Packet, _model: &Model) -> bool {
+        false
+    }
+    #[inline]
+    fn own_shaper<'m>(&self, model: &'m Model) -> Option<&'m TokenBucketSpec> {
+        model.nic.shaper.as_ref()
+    }
+    /// A packet of this host left its NIC queue (transmitted or dropped by the queue element):
+    /// it leaves the NIC's budgets.
+    #[inline]
+    fn left<S: EventSink>(
+        &mut self,
+        eg: &mut Egress<'_>,
+        entry: &Entry,
+        _: bool,
+        _: SimTime,
+        _: &mut S,
+    ) {
+        let packet = &entry.packet;
+        let flow = packet.flow as usize;
+        let socket = if packet.kind == PacketKind::Data {
+            Socket::sender(eg.model.flows.src_slot[flow])
+        } else {
+            Socket::receiver(eg.model.flows.dst_slot[flow])
+        };
+        if let Some(nic) = self.nic.as_mut() {
+            nic.left(socket, packet, &eg.model.nic);
+        }
+    }
+    fn queued_lossless<S: EventSink>(
+        &mut self,
+        _: &mut Egress<'_>,
+        _: &Packet,
+        _: SimTime,
+        _: &mut S,
+    ) {
+    }
+}
+
+impl HostState {
+    /// Handles one event at this host; returns whether it did something (a stale timer does
+    /// not).
+    pub(super) fn handle(
+        &mut self,
+        event: Event,
+        lp: &mut Lp,
+        ports: &mut [PortState],
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let now = event.key.time;
+        let mut eg = Egress { lp, ports, model };
+        match event.kind {
+            EventKind::PortReady { port, .. } => {
+                eg.ready(self, port, now, sink);
+                self.fill_nic(&mut eg, now, sink);
+                true
+            }
+            EventKind::Arrive(packet) if packet.kind == PacketKind::Pause => {
+                if eg.frame_arrived(self, &packet, now, sink) {
+                    self.fill_nic(&mut eg, now, sink);
+                }
+                true
+            }
+            EventKind::Arrive(packet) => {
+                self.receive(&mut eg, packet, now, sink);
+                true
+            }
+            EventKind::Timer {
+                flow, token, side, ..
+            } => self.timer(&mut eg, flow, token, side, now, sink),
+            EventKind::FlowStart { flow } => {
+                self.flow_start(&mut eg, flow, now, sink);
+                true
+            }
+        }
+    }
+
     fn ends(model: &Model, flow: u32) -> FlowEnds {
         let spec = &model.flows.flows[flow as usize];
         FlowEnds {
@@ -25,13 +126,14 @@ impl NodeState {
     }
 
     /// `flow` starts here.
-    pub(super) fn flow_start(
+    fn flow_start(
         &mut self,
+        eg: &mut Egress<'_>,
         flow: u32,
         now: SimTime,
-        model: &Model,
         sink: &mut impl EventSink,
     ) {
+        let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
         let slot = model.flows.src_slot[flow as usize] as usize;
         if self.senders.len() <= slot {
@@ -45,19 +147,20 @@ impl NodeState {
                 crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO);
         }
         self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
-        self.flush_transport(flow, TimerSide::Sender, now, model, sink);
+        self.flush_transport(eg, flow, TimerSide::Sender, now, sink);
     }
 
     /// A transport timer fired; returns whether it was live.
-    pub(super) fn transport_timer(
+    fn timer(
         &mut self,
+        eg: &mut Egress<'_>,
         flow: u32,
         token: u32,
         side: TimerSide,
         now: SimTime,
-        model: &Model,
         sink: &mut impl EventSink,
     ) -> bool {
+        let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
         let live = match side {
             TimerSide::Sender => {
@@ -79,29 +182,30 @@ impl NodeState {
                 }
             }
         };
-        self.flush_transport(flow, side, now, model, sink);
+        self.flush_transport(eg, flow, side, now, sink);
         live
     }
 
     /// A packet arrived at this host.
-    pub(super) fn host_receive(
+    fn receive(
         &mut self,
+        eg: &mut Egress<'_>,
         packet: Packet,
         now: SimTime,
-        model: &Model,
         sink: &mut impl EventSink,
     ) {
-        if packet.dst != self.node {
-            self.counters.misrouted += 1;
-            self.telemetry_take(&packet);
+        if packet.dst != eg.lp.node {
+            eg.lp.counters.misrouted += 1;
+            eg.lp.telemetry_take(&packet);
             return;
         }
+        let model = eg.model;
         let flow = packet.flow as usize;
         let spec = &model.flows.flows[flow];
         let side = match packet.kind {
             PacketKind::Data => {
                 if model.record_deliveries {
-                    self.deliveries.push(Delivery {
+                    eg.lp.deliveries.push(Delivery {
                         arrived_ps: now.0,
                         flow: packet.flow,
                         number: packet.number,
@@ -118,13 +222,13 @@ impl NodeState {
                     Receiver::new(&spec.transport, Self::ends(model, packet.flow))
                 });
                 receiver.on_data(&spec.transport, &packet, now, &mut self.out);
-                if let Some(stack) = self.telemetry_take(&packet) {
-                    self.echo_telemetry(stack);
+                if let Some(stack) = eg.lp.telemetry_take(&packet) {
+                    self.echo_telemetry(eg.lp, stack);
                 }
                 TimerSide::Receiver
             }
             PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp | PacketKind::Notify => {
-                let telemetry = self.telemetry_take(&packet);
+                let telemetry = eg.lp.telemetry_take(&packet);
                 let slot = model.flows.src_slot[flow] as usize;
                 if let Some(Some(sender)) = self.senders.get_mut(slot) {
                     sender.on_feedback(
@@ -137,25 +241,20 @@ impl NodeState {
                 }
                 TimerSide::Sender
             }
-            // Link-level frames are consumed by the port that receives them; no host element
-            // sends or honours them yet, so one reaching a host is counted as misrouted.
-            PacketKind::Pause => {
-                self.counters.misrouted += 1;
-                return;
-            }
+            // PAUSE frames are handled before (`handle`); nothing else is link-level.
+            PacketKind::Pause => unreachable!("PFC frames are applied by the port"),
         };
-        self.flush_transport(packet.flow, side, now, model, sink);
+        self.flush_transport(eg, packet.flow, side, now, sink);
     }
 
     /// The receiver answered a telemetry packet: its first feedback packet (ACK or NACK)
     /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
     /// With no feedback (a coalesced ACK, a NACK held back), the stack is discarded.
     #[inline(never)]
-    fn echo_telemetry(&mut self, stack: Box<IntStack>) {
+    fn echo_telemetry(&mut self, lp: &mut Lp, stack: Box<IntStack>) {
         if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
             feedback.set(Packet::TELEMETRY, true);
-            let id = feedback.id();
-            self.telemetry_in(id, stack);
+            lp.telemetry_in(feedback.id(), stack);
         }
     }
 
@@ -163,10 +262,10 @@ impl NodeState {
     /// event queue, then lets the NIC admit what fits.
     fn flush_transport(
         &mut self,
+        eg: &mut Egress<'_>,
         flow: u32,
         side: TimerSide,
         now: SimTime,
-        model: &Model,
         sink: &mut impl EventSink,
     ) {
         if self.out.packets.is_empty() && self.out.timers.is_empty() {
@@ -174,20 +273,16 @@ impl NodeState {
         }
         let mut out = std::mem::take(&mut self.out);
         for (at, token) in out.timers.drain(..) {
-            self.schedule_local(
-                at,
-                now,
-                Phase::Timer,
-                EventKind::Timer {
-                    flow,
-                    token,
-                    side,
-                    seq: 0,
-                },
-                sink,
-            );
+            let kind = EventKind::Timer {
+                flow,
+                token,
+                side,
+                seq: 0,
+            };
+            eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
         }
         if !out.packets.is_empty() {
+            let model = eg.model;
             let spec = &model.flows.flows[flow as usize];
             let (explicit, class) = (spec.path.is_some(), spec.class);
             let socket = match side {
@@ -200,37 +295,36 @@ impl NodeState {
                 let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
                 if nic.try_admit_now(socket, &packet, &model.nic) {
                     // Fast path: nothing waits ahead of it and it fits both budgets.
-                    self.nic_offer(packet, now, model, sink);
+                    self.nic_offer(eg, packet, now, sink);
                 } else {
                     nic.push(socket, packet, &model.nic);
                 }
             }
-            self.fill_nic(now, model, sink);
+            self.fill_nic(eg, now, sink);
         }
         self.out = out;
     }
 
     /// Admits packets from the socket queues into the NIC's egress queue while they fit.
-    pub(super) fn fill_nic(&mut self, now: SimTime, model: &Model, sink: &mut impl EventSink) {
+    fn fill_nic(&mut self, eg: &mut Egress<'_>, now: SimTime, sink: &mut impl EventSink) {
         loop {
             let Some(nic) = self.nic.as_mut() else {
                 return;
             };
-            let Some((_, packet)) = nic.admit(&model.nic) else {
+            let Some((_, packet)) = nic.admit(&eg.model.nic) else {
                 return;
             };
-            self.nic_offer(packet, now, model, sink);
+            self.nic_offer(eg, packet, now, sink);
         }
     }
 
-    /// Offers an admitted packet to the NIC's egress queue (a host's only port: hosts have
-    /// exactly one link, and every flow's route was checked when the scenario was loaded).
+    /// Offers an admitted packet to the host's egress port.
     #[inline]
     fn nic_offer(
         &mut self,
+        eg: &mut Egress<'_>,
         mut packet: Packet,
         now: SimTime,
-        model: &Model,
         sink: &mut impl EventSink,
     ) {
         if packet.kind == PacketKind::Data {
@@ -238,19 +332,6 @@ impl NodeState {
             // timestamp is taken when the segment is handed to the device queue).
             packet.sent_ps = now.0;
         }
-        self.offer(0, packet, now, model, sink);
-    }
-
-    /// A packet of this host left its NIC queue (transmitted or dropped by the queue element).
-    pub(super) fn nic_left(&mut self, packet: &Packet, model: &Model) {
-        let flow = packet.flow as usize;
-        let socket = if packet.kind == PacketKind::Data {
-            Socket::sender(model.flows.src_slot[flow])
-        } else {
-            Socket::receiver(model.flows.dst_slot[flow])
-        };
-        if let Some(nic) = self.nic.as_mut() {
-            nic.left(socket, packet, &model.nic);
-        }
+        eg.offer(self, NIC_PORT, packet, now, sink);
     }
 }

@@ -1,105 +1,50 @@
-//! One logical process: a host or a switch with its egress ports and, on hosts, the NIC and
-//! the flows it sends and receives. [`NodeState::handle`] is the single piece of element code
-//! both engines run; it only ever talks to the outside through an [`EventSink`].
+//! One logical process: a host or a switch with its egress ports. [`NodeState::handle`] is the
+//! single piece of element code both engines run; it only ever talks to the outside through
+//! an [`EventSink`].
 //!
-//! One file per stage of a packet's way through a node:
-//! - [`forward`]: a switch picks the egress port (routing, ECMP, explicit paths);
-//! - [`port`]: admission into the egress queue (the queue element decides: accept, drop,
-//!   push out), scheduling (`PortReady`: the queue picks the next packet) and transmission;
-//! - [`link`]: what happens on the wire (random loss);
+//! A node is its bookkeeping ([`lp`]: counters, hop records, telemetry, its own events), its
+//! egress ports ([`port`]: the pipeline admission → queueing → shaper → transmitter, with
+//! PFC's control lane) and its role, which owns everything else:
 //! - [`host`]: transports, the NIC with its socket queues and backpressure, delivery;
-//! - [`tracing`]: the hand-off of hop records to the trace.
+//! - [`switch`]: forwarding (routing, load balancing, explicit paths) and PFC accounting.
+//!
+//! Each part is borrowed on its own: an event at a host or switch gets the LP bookkeeping and
+//! the ports as explicit arguments, and the port pipeline calls back into its owner only
+//! through [`port::Owner`], so no file reaches into another's state.
 
-mod forward;
 mod host;
-mod link;
+pub mod lp;
 mod port;
-mod tracing;
+mod switch;
 
-use std::collections::BTreeMap;
-
-pub use port::PortState;
+pub use host::HostState;
+pub use lp::{Delivery, Lp, NodeCounters};
+pub use port::{PortCold, PortState};
+pub use switch::SwitchState;
 
 use super::Model;
-use super::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
-use super::trace::HopRecord;
-use crate::nic::HostNic;
-use crate::packet::Packet;
-use crate::telemetry::{IntStack, TelemetryTable};
+use super::event::{Event, EventSink};
 use crate::topology::NodeKind;
-use crate::transport::{Receiver, Sender, TransportOut};
-use crate::units::SimTime;
+use crate::transport::{Receiver, Sender};
 
-/// Counters a logical process keeps about itself.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NodeCounters {
-    /// Events handled.
-    pub events: u64,
-    /// Packet transmissions started (one per packet per egress port).
-    pub packet_hops: u64,
-    /// Packets dropped here.
-    pub drops: u64,
-    /// Packets that arrived at a host they were not addressed to, or found no route.
-    pub misrouted: u64,
+/// What a node is, with the state only that kind has.
+#[derive(Clone, Debug)]
+pub enum Role {
+    /// A host: NIC and transports.
+    Host(HostState),
+    /// A switch: PFC accounting and load balancing.
+    Switch(SwitchState),
 }
 
 /// State of one logical process.
 #[derive(Clone, Debug)]
 pub struct NodeState {
-    /// Node index.
-    pub node: u32,
-    /// The node is a host (it runs transports and has a NIC).
-    pub host: bool,
-    next_seq: u64,
+    /// Bookkeeping every LP keeps.
+    pub lp: Lp,
     /// Egress ports (local index).
     pub ports: Vec<PortState>,
-    /// The NIC's socket queues (hosts only, created with the first packet a transport sends).
-    pub nic: Option<Box<HostNic>>,
-    /// Senders of flows sourced here, by source slot.
-    pub senders: Vec<Option<Sender>>,
-    /// Receivers of flows sinking here, by destination slot.
-    pub receivers: Vec<Option<Receiver>>,
-    /// Drops per flow at this node.
-    pub flow_drops: BTreeMap<u32, u64>,
-    /// Marks (ECN CE or DECbit) per flow at this node.
-    pub flow_marks: BTreeMap<u32, u64>,
-    /// Counters.
-    pub counters: NodeCounters,
-    /// Data packets delivered here (only when [`Model::record_deliveries`] is set).
-    pub deliveries: Vec<Delivery>,
-    /// Hop records of the current window (packet tracing only).
-    pub hop_records: Vec<HopRecord>,
-    /// Time of the last event that did something (not a stale or cancelled timer).
-    pub last_useful: SimTime,
-    /// PFC ingress accounting of a switch (allocated on its first lossless packet).
-    pub pfc: Option<Box<crate::pfc::PfcIngress>>,
-    /// PAUSE and RESUME frames this node sent.
-    pub pfc_events: Vec<crate::pfc::PfcEvent>,
-    /// Load-balancing state of a switch (stateful modes only, allocated on first use).
-    pub balance: Option<Box<crate::balance::BalanceState>>,
-    /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
-    /// stops with an error.
-    pub overflow: Option<SimTime>,
-    /// Telemetry stacks of the packets this LP holds (allocated on first use).
-    pub telemetry: Option<Box<TelemetryTable>>,
-    out: TransportOut,
-}
-
-/// One data packet reaching its receiver (recorded on request, for analysis and tests).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Delivery {
-    /// Arrival time at the receiver, ps.
-    pub arrived_ps: u64,
-    /// Flow id.
-    pub flow: u32,
-    /// Per-flow packet number.
-    pub number: u32,
-    /// Segment / packet sequence number.
-    pub seq: u32,
-    /// Time the packet entered its sender's NIC, ps.
-    pub sent_ps: u64,
-    /// Wire size, bytes.
-    pub size_bytes: u32,
+    /// Host or switch.
+    pub role: Role,
 }
 
 impl NodeState {
@@ -112,113 +57,59 @@ impl NodeState {
     /// Fresh state for `node` with `degree` idle ports.
     pub fn new(node: u32, degree: u32, host: bool) -> NodeState {
         NodeState {
-            node,
-            host,
-            next_seq: 0,
+            lp: Lp::new(node),
             ports: vec![PortState::default(); degree as usize],
-            nic: None,
-            senders: Vec::new(),
-            receivers: Vec::new(),
-            flow_drops: BTreeMap::new(),
-            flow_marks: BTreeMap::new(),
-            counters: NodeCounters::default(),
-            deliveries: Vec::new(),
-            hop_records: Vec::new(),
-            last_useful: SimTime::ZERO,
-            overflow: None,
-            balance: None,
-            pfc: None,
-            pfc_events: Vec::new(),
-            telemetry: None,
-            out: TransportOut::default(),
+            role: if host {
+                Role::Host(HostState::default())
+            } else {
+                Role::Switch(SwitchState::default())
+            },
         }
     }
 
-    /// Stores the telemetry stack of a packet that is arriving here.
-    pub fn telemetry_in(&mut self, id: u64, stack: Box<IntStack>) {
-        self.telemetry
-            .get_or_insert_with(Box::<TelemetryTable>::default)
-            .insert(id, stack);
-    }
-
-    /// Takes the telemetry stack of `packet` out of the side table (a packet leaving, being
-    /// consumed or dropped).
+    /// Node index.
     #[inline]
-    fn telemetry_take(&mut self, packet: &Packet) -> Option<Box<IntStack>> {
-        if !packet.has(Packet::TELEMETRY) {
-            return None;
-        }
-        self.telemetry.as_mut()?.take(packet.id())
+    pub fn node(&self) -> u32 {
+        self.lp.node
     }
 
-    /// Schedules an event for this LP at `at` (created `now`); an event past
-    /// [`MAX_EVENT_TIME`] is not scheduled but recorded in [`NodeState::overflow`].
-    #[inline]
-    fn schedule_local(
-        &mut self,
-        at: SimTime,
-        now: SimTime,
-        phase: Phase,
-        kind: EventKind,
-        sink: &mut impl EventSink,
-    ) {
-        if at > MAX_EVENT_TIME {
-            self.overflow.get_or_insert(at);
-            return;
+    /// The host's state, if this is a host.
+    pub fn host(&self) -> Option<&HostState> {
+        match &self.role {
+            Role::Host(h) => Some(h),
+            Role::Switch(_) => None,
         }
-        let mut kind = kind;
-        match &mut kind {
-            EventKind::PortReady { seq, .. } | EventKind::Timer { seq, .. } => {
-                *seq = self.next_seq;
-                self.next_seq += 1;
-            }
-            EventKind::Arrive(_) | EventKind::FlowStart { .. } => {}
+    }
+
+    /// The switch's state, if this is a switch.
+    pub fn switch(&self) -> Option<&SwitchState> {
+        match &self.role {
+            Role::Host(_) => None,
+            Role::Switch(s) => Some(s),
         }
-        sink.local(Event {
-            key: EventKey::new(at, phase, now),
-            kind,
-        });
+    }
+
+    /// Senders of the flows sourced here (none at a switch).
+    pub fn senders(&self) -> &[Option<Sender>] {
+        self.host().map_or(&[], |h| &h.senders)
+    }
+
+    /// Receivers of the flows sinking here (none at a switch).
+    pub fn receivers(&self) -> &[Option<Receiver>] {
+        self.host().map_or(&[], |h| &h.receivers)
     }
 
     /// Handles one event at its time.
     pub fn handle(&mut self, event: Event, model: &Model, sink: &mut impl EventSink) {
         let now = event.key.time;
-        self.counters.events += 1;
-        let useful = match event.kind {
-            EventKind::PortReady { port, .. } => {
-                self.port_ready(port, now, model, sink);
-                if self.is_host(model) {
-                    self.fill_nic(now, model, sink);
-                }
-                true
-            }
-            EventKind::Arrive(packet) if packet.kind == crate::packet::PacketKind::Pause => {
-                self.pfc_frame(&packet, now, model, sink);
-                true
-            }
-            EventKind::Arrive(packet) => {
-                if self.is_host(model) {
-                    self.host_receive(packet, now, model, sink);
-                } else {
-                    self.forward(packet, now, model, sink);
-                }
-                true
-            }
-            EventKind::Timer {
-                flow, token, side, ..
-            } => self.transport_timer(flow, token, side, now, model, sink),
-            EventKind::FlowStart { flow } => {
-                self.flow_start(flow, now, model, sink);
-                true
-            }
+        let NodeState { lp, ports, role } = self;
+        lp.counters.events += 1;
+        let useful = match role {
+            Role::Host(host) => host.handle(event, lp, ports, model, sink),
+            Role::Switch(switch) => switch.handle(event, lp, ports, model, sink),
         };
         if useful {
-            self.last_useful = now;
+            lp.last_useful = now;
         }
-    }
-
-    #[inline]
-    fn is_host(&self, _model: &Model) -> bool {
-        self.host
     }
 }

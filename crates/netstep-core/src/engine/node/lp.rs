@@ -1,0 +1,191 @@
+//! What every logical process keeps about itself, host or switch: its node id, the counter
+//! that orders its own events, what it reports at the end of the run (counters, drops and
+//! marks per flow, deliveries, hop records), the telemetry stacks of the packets it holds, and
+//! the first event it could not schedule.
+
+use std::collections::BTreeMap;
+
+use crate::engine::Model;
+use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
+use crate::engine::trace::{DropReason, HopRecord};
+use crate::packet::Packet;
+use crate::queue::Entry;
+use crate::telemetry::{IntStack, TelemetryTable};
+use crate::units::SimTime;
+
+/// Counters a logical process keeps about itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeCounters {
+    /// Events handled.
+    pub events: u64,
+    /// Packet transmissions started (one per packet per egress port).
+    pub packet_hops: u64,
+    /// Packets dropped here.
+    pub drops: u64,
+    /// Packets that arrived at a host they were not addressed to, or found no route.
+    pub misrouted: u64,
+}
+
+/// One data packet reaching its receiver (recorded on request, for analysis and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Delivery {
+    /// Arrival time at the receiver, ps.
+    pub arrived_ps: u64,
+    /// Flow id.
+    pub flow: u32,
+    /// Per-flow packet number.
+    pub number: u32,
+    /// Segment / packet sequence number.
+    pub seq: u32,
+    /// Time the packet entered its sender's NIC, ps.
+    pub sent_ps: u64,
+    /// Wire size, bytes.
+    pub size_bytes: u32,
+}
+
+/// The bookkeeping of one logical process, shared by hosts and switches.
+#[derive(Clone, Debug)]
+pub struct Lp {
+    /// Node index.
+    pub node: u32,
+    /// Creation counter of this LP's own events (the tie among its simultaneous events).
+    next_seq: u64,
+    /// Counters.
+    pub counters: NodeCounters,
+    /// Drops per flow at this node.
+    pub flow_drops: BTreeMap<u32, u64>,
+    /// Marks (ECN CE or DECbit) per flow at this node.
+    pub flow_marks: BTreeMap<u32, u64>,
+    /// Data packets delivered here (only when [`Model::record_deliveries`] is set).
+    pub deliveries: Vec<Delivery>,
+    /// Hop records of the current window (packet tracing only).
+    pub hop_records: Vec<HopRecord>,
+    /// Time of the last event that did something (not a stale or cancelled timer).
+    pub last_useful: SimTime,
+    /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
+    /// stops with an error.
+    pub overflow: Option<SimTime>,
+    /// Telemetry stacks of the packets this LP holds (allocated on first use).
+    pub telemetry: Option<Box<TelemetryTable>>,
+}
+
+impl Lp {
+    /// Fresh bookkeeping for `node`.
+    pub fn new(node: u32) -> Lp {
+        Lp {
+            node,
+            next_seq: 0,
+            counters: NodeCounters::default(),
+            flow_drops: BTreeMap::new(),
+            flow_marks: BTreeMap::new(),
+            deliveries: Vec::new(),
+            hop_records: Vec::new(),
+            last_useful: SimTime::ZERO,
+            overflow: None,
+            telemetry: None,
+        }
+    }
+
+    /// Stores the telemetry stack of a packet that is arriving here.
+    pub fn telemetry_in(&mut self, id: u64, stack: Box<IntStack>) {
+        self.telemetry
+            .get_or_insert_with(Box::<TelemetryTable>::default)
+            .insert(id, stack);
+    }
+
+    /// Takes the telemetry stack of `packet` out of the side table (a packet leaving, being
+    /// consumed or dropped).
+    #[inline]
+    pub(super) fn telemetry_take(&mut self, packet: &Packet) -> Option<Box<IntStack>> {
+        if !packet.has(Packet::TELEMETRY) {
+            return None;
+        }
+        self.telemetry.as_mut()?.take(packet.id())
+    }
+
+    /// Records `at` as this LP's first unschedulable time (the run stops with an error).
+    #[inline]
+    pub(super) fn overflowed(&mut self, at: SimTime) {
+        self.overflow.get_or_insert(at);
+    }
+
+    /// Schedules an event for this LP at `at` (created `now`); an event past
+    /// [`MAX_EVENT_TIME`] is not scheduled but recorded in [`Lp::overflow`].
+    #[inline]
+    pub(super) fn schedule_local(
+        &mut self,
+        at: SimTime,
+        now: SimTime,
+        phase: Phase,
+        mut kind: EventKind,
+        sink: &mut impl EventSink,
+    ) {
+        if at > MAX_EVENT_TIME {
+            self.overflowed(at);
+            return;
+        }
+        match &mut kind {
+            EventKind::PortReady { seq, .. } | EventKind::Timer { seq, .. } => {
+                *seq = self.next_seq;
+                self.next_seq += 1;
+            }
+            EventKind::Arrive(_) | EventKind::FlowStart { .. } => {}
+        }
+        sink.local(Event {
+            key: EventKey::new(at, phase, now),
+            kind,
+        });
+    }
+
+    /// Counts a packet of `flow` lost here (dropped by a queue element or on the wire).
+    #[inline]
+    pub(super) fn count_drop(&mut self, flow: Option<u32>) {
+        self.counters.drops += 1;
+        if let Some(flow) = flow {
+            *self.flow_drops.entry(flow).or_insert(0) += 1;
+        }
+    }
+
+    /// Whether the hop of `packet` arriving here at `now` is recorded in the packet trace
+    /// (decided at arrival from the filters and the packet id only).
+    #[inline]
+    pub(super) fn traced(&self, packet: &Packet, now: SimTime, model: &Model) -> bool {
+        model
+            .trace
+            .packet_hops
+            .as_ref()
+            .is_some_and(|f| f.accepts(packet, self.node, now))
+    }
+
+    /// Records the hop of `entry` at global port `port` if it is traced.
+    #[inline]
+    pub(super) fn record_hop(
+        &mut self,
+        entry: &Entry,
+        port: u32,
+        transmitted: Option<(u64, u64)>,
+        drop: Option<DropReason>,
+    ) {
+        if !entry.traced {
+            return;
+        }
+        let packet = &entry.packet;
+        self.hop_records.push(HopRecord {
+            packet_id: packet.id(),
+            flow: packet.flow,
+            hop: packet.hop as u16,
+            node: self.node,
+            port,
+            kind: packet.kind,
+            seq: packet.seq,
+            size_bytes: packet.size_bytes,
+            arrive_ps: entry.arrived_ps,
+            dequeue_ps: transmitted.map(|t| t.0),
+            depart_ps: transmitted.map(|t| t.1),
+            queue_bytes: entry.ahead_bytes,
+            queue_packets: entry.ahead_packets,
+            ecn: packet.ecn.bits(),
+            drop,
+        });
+    }
+}

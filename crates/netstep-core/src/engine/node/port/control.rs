@@ -1,0 +1,53 @@
+//! PFC's control lane on an egress port: PAUSE and RESUME frames go ahead of everything the
+//! queue holds, and a frame that arrives pauses or resumes one traffic class of the port that
+//! sends towards its sender. The switch's ingress accounting that decides when to send them
+//! is [`crate::pfc::PfcIngress`].
+
+use super::state::{PortCold, PortState};
+use crate::packet::{Packet, PacketKind};
+use crate::pfc::FRAME_BYTES;
+use crate::queue::Entry;
+use crate::units::SimTime;
+
+/// A PAUSE (`pause`) or RESUME frame for traffic class `class`, to node `peer`, made at `now`.
+pub(super) fn frame(class: u8, pause: bool, peer: u32, now: SimTime) -> Entry {
+    let mut packet = Packet::new(
+        PacketKind::Pause,
+        u32::MAX,
+        0,
+        pause as u32,
+        peer,
+        FRAME_BYTES,
+    );
+    packet.set_class(class);
+    Entry {
+        packet,
+        arrived_ps: now.0,
+        ahead_bytes: 0,
+        ahead_packets: 0,
+        traced: false,
+        pfc: false,
+    }
+}
+
+/// Queues `frame` behind the frames already waiting, ahead of the queue element.
+pub(super) fn push(cold: &mut PortCold, frame: Entry) {
+    cold.control.push_back(frame);
+}
+
+/// The next frame waiting, if any.
+pub(super) fn pop(cold: &mut PortCold) -> Option<Entry> {
+    cold.control.pop_front()
+}
+
+/// Applies a frame that arrived on `port`'s link: pauses or resumes its class. Returns `true`
+/// when it resumed the class.
+pub(super) fn apply(port: &mut PortState, packet: &Packet) -> bool {
+    let bit = 1u8 << packet.class();
+    if packet.seq == 1 {
+        port.paused |= bit;
+        return false;
+    }
+    port.paused &= !bit;
+    true
+}

@@ -1,0 +1,364 @@
+//! Egress ports as an explicit pipeline, one stage per file, each borrowing only what it reads
+//! and writes:
+//!
+//! ```text
+//! offer ─► admission ─► queueing ─► shaper ─► transmitter ─► link (the far end's Arrive)
+//!          (limit,      (scheduler, (token    (serialization, loss,
+//!           policer)     AQM, the    bucket)   hop record, telemetry)
+//!                        empty-queue
+//!                        shortcut)
+//!                         control: PFC frames, ahead of the queue ─┘
+//! ```
+//!
+//! [`Egress`] drives a packet through the stages of one port of one node; the node that owns
+//! the port adds what differs between hosts and switches through [`Owner`] (a host's NIC is
+//! told when its packets leave; a switch counts lossless packets for PFC and sends frames).
+//! The transmitter is idle or busy; while packets (or PFC frames) wait, one `PortReady` event
+//! is kept pending at the time it frees ([`Egress::ready`]).
+
+mod admission;
+mod control;
+mod queueing;
+mod shaper;
+mod state;
+mod transmitter;
+
+pub use state::{PortCold, PortState};
+
+use super::lp::Lp;
+use crate::engine::Model;
+use crate::engine::event::{EventKind, EventSink, Phase};
+use crate::engine::trace::DropReason as TraceDrop;
+use crate::packet::Packet;
+use crate::queue::{Admission, DropReason, Entry};
+use crate::shaping::TokenBucketSpec;
+use crate::topology::LinkClass;
+use crate::units::SimTime;
+use shaper::Gate;
+
+/// The port a stage works on: local index, global id and link class.
+pub(super) struct PortRef<'m> {
+    /// Index among the node's ports.
+    pub local: u32,
+    /// Global port id.
+    pub global: u32,
+    /// The port's link class.
+    pub class: &'m LinkClass,
+}
+
+/// What the node owning a port adds to its pipeline.
+pub(super) trait Owner {
+    /// The owner is a host: its NIC admitted every packet it offers (no buffer limit, no
+    /// policer), and its ports stamp no telemetry.
+    const HOST: bool;
+    /// Whether `packet` belongs to a lossless (PFC) class here: never dropped for buffer,
+    /// counted by the ingress accounting while it waits.
+    fn lossless(&self, packet: &Packet, model: &Model) -> bool;
+    /// A shaper of the node's own that replaces the link class's (a host's `[nic] shaper`).
+    fn own_shaper<'m>(&self, model: &'m Model) -> Option<&'m TokenBucketSpec>;
+    /// `entry` left a port's queue: its transmission starts (`sent`) or it was dropped.
+    fn left<S: EventSink>(
+        &mut self,
+        eg: &mut Egress<'_>,
+        entry: &Entry,
+        sent: bool,
+        now: SimTime,
+        sink: &mut S,
+    );
+    /// A lossless `packet` (from its `ingress` port) was queued and waits.
+    fn queued_lossless<S: EventSink>(
+        &mut self,
+        eg: &mut Egress<'_>,
+        packet: &Packet,
+        now: SimTime,
+        sink: &mut S,
+    );
+}
+
+/// The egress side of one node while it handles an event: its ports and the LP bookkeeping
+/// they write (counters, hop records, telemetry, its own events).
+pub(super) struct Egress<'a> {
+    /// The LP's bookkeeping.
+    pub lp: &'a mut Lp,
+    /// The node's egress ports.
+    pub ports: &'a mut [PortState],
+    /// The model.
+    pub model: &'a Model,
+}
+
+impl<'a> Egress<'a> {
+    /// Local port `local` of this node.
+    #[inline]
+    fn port_ref(&self, local: u32) -> PortRef<'a> {
+        let model: &'a Model = self.model;
+        let global = model.net.port_id(self.lp.node, local);
+        PortRef {
+            local,
+            global,
+            class: model.net.class_of(global),
+        }
+    }
+
+    /// Offers `packet` to egress port `local` at `now`. Returns `false` if the policer or the
+    /// queue element refused it.
+    #[inline]
+    pub(super) fn offer<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        local: u32,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let at = self.port_ref(local);
+        let passes = self.model.net.empty_passes_through(at.global)
+            && owner.own_shaper(self.model).is_none();
+        if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
+            let entry = Entry {
+                traced: self.lp.traced(&packet, now, self.model),
+                packet,
+                arrived_ps: now.0,
+                ahead_bytes: 0,
+                ahead_packets: 0,
+                pfc: false,
+            };
+            self.depart(owner, &at, entry, now, sink);
+            return true;
+        }
+        self.offer_to_queue(owner, &at, packet, now, sink)
+    }
+
+    /// [`Egress::offer`] when the queue element must decide.
+    fn offer_to_queue<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let model = self.model;
+        let lossless = owner.lossless(&packet, model);
+        let shared = model.shared_buffer.as_ref();
+        let limit = admission::limit(O::HOST || lossless, at.class, shared, self.ports);
+        let traced = self.lp.traced(&packet, now, model);
+        let port = &mut self.ports[at.local as usize];
+        let (idle, paused) = (port.idle(now), port.paused);
+        let entry = Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes: port.queue_bytes(),
+            ahead_packets: port.queue_len() as u32,
+            traced,
+            pfc: lossless,
+        };
+        let cold = port.cold_mut(at.class);
+        if !O::HOST
+            && let Some(spec) = &at.class.policer
+            && !admission::police(cold, spec, now, packet.size_bytes)
+        {
+            self.drop_entry(owner, at, &entry, DropReason::Policed, now, sink);
+            return false;
+        }
+        let (admission, mut now_sending) =
+            queueing::offer(cold, at, entry, idle, paused, limit, now, model.seed);
+        let accepted = match admission {
+            Admission::Accepted => true,
+            Admission::AcceptedMarked => {
+                cold.ecn_marks += 1;
+                *self.lp.flow_marks.entry(packet.flow).or_insert(0) += 1;
+                true
+            }
+            Admission::Dropped(dropped, reason) => {
+                self.drop_entry(owner, at, &dropped, reason, now, sink);
+                false
+            }
+            Admission::AcceptedDroppedOther(dropped, reason) => {
+                self.drop_entry(owner, at, &dropped, reason, now, sink);
+                true
+            }
+        };
+        if accepted && lossless {
+            match now_sending.as_mut() {
+                // It leaves at once: it never waited, so it is not counted.
+                Some(e) if e.packet.id() == packet.id() && e.packet.kind == packet.kind => {
+                    e.pfc = false
+                }
+                _ => owner.queued_lossless(self, &packet, now, sink),
+            }
+        }
+        if let Some(next) = now_sending {
+            self.send_or_hold(owner, at, next, now, sink);
+        } else if let Some(cold) = self.ports[at.local as usize].cold.as_mut() {
+            queueing::record_peak(cold);
+        }
+        self.wake_if_waiting(at.local, now, sink);
+        accepted
+    }
+
+    /// The transmitter of `local` is free: PFC frames first, then the packet the shaper
+    /// held, then the queue's next packet.
+    pub(super) fn ready<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        local: u32,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let at = self.port_ref(local);
+        let port = &mut self.ports[local as usize];
+        port.wake_pending = false;
+        let paused = port.paused;
+        let Some(cold) = port.cold.as_mut() else {
+            return;
+        };
+        if let Some(frame) = control::pop(cold) {
+            transmitter::transmit(self.lp, port, &at, frame, !O::HOST, now, self.model, sink);
+        } else if let Some(held) = cold.held.take() {
+            // The shaper's wake-up: the held packet conforms now.
+            self.send_or_hold(owner, &at, held, now, sink);
+        } else if let Some(next) = queueing::next(cold, &at, paused, now, self.model.seed) {
+            self.send_or_hold(owner, &at, next, now, sink);
+        } else {
+            return;
+        }
+        self.wake_if_waiting(local, now, sink);
+    }
+
+    /// Sends a PAUSE (or RESUME) frame for `class` on local port `local`, ahead of the queue.
+    pub(super) fn send_frame(
+        &mut self,
+        local: u32,
+        class: u8,
+        pause: bool,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let at = self.port_ref(local);
+        let peer = self.model.net.port_peer[at.global as usize];
+        let frame = control::frame(class, pause, peer, now);
+        let port = &mut self.ports[local as usize];
+        if port.idle(now) {
+            // Only switches send frames: no telemetry to stamp on them either way.
+            transmitter::transmit(self.lp, port, &at, frame, false, now, self.model, sink);
+            return;
+        }
+        control::push(port.cold_mut(at.class), frame);
+        self.wake_if_waiting(local, now, sink);
+    }
+
+    /// A PAUSE or RESUME frame arrived on the link of local port `packet.ingress`: pauses or
+    /// resumes that class on the port towards its sender (restarting it if it is idle with
+    /// packets waiting). Returns `true` for a RESUME.
+    pub(super) fn frame_arrived<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        packet: &Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let local = packet.ingress as u32;
+        let port = &mut self.ports[local as usize];
+        if !control::apply(port, packet) {
+            return false;
+        }
+        if port.idle(now) && port.queue_len() > 0 {
+            self.ready(owner, local, now, sink);
+        }
+        true
+    }
+
+    /// Starts `entry` now if the port's shaper (if any) lets it, else holds it and wakes the
+    /// port when it conforms.
+    #[inline]
+    fn send_or_hold<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        entry: Entry,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        match owner.own_shaper(self.model).or(at.class.shaper.as_ref()) {
+            Some(spec) => self.shape(owner, at, entry, spec, now, sink),
+            None => self.depart(owner, at, entry, now, sink),
+        }
+    }
+
+    /// [`Egress::send_or_hold`] on a shaped port.
+    #[inline(never)]
+    fn shape<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        entry: Entry,
+        spec: &TokenBucketSpec,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let cold = self.ports[at.local as usize].cold_mut(at.class);
+        match shaper::gate(cold, spec, entry, now) {
+            Gate::Go(entry) => self.depart(owner, at, entry, now, sink),
+            Gate::Held(when) => self.wake_at(at.local, when, now, sink),
+            Gate::Overflow(when) => self.lp.overflowed(when),
+        }
+    }
+
+    /// `entry` leaves the queue for the transmitter: the owner is told, then it is sent.
+    #[inline]
+    fn depart<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        entry: Entry,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        owner.left(self, &entry, true, now, sink);
+        let port = &mut self.ports[at.local as usize];
+        transmitter::transmit(self.lp, port, at, entry, !O::HOST, now, self.model, sink);
+    }
+
+    /// The policer or the queue element dropped `entry`.
+    fn drop_entry<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        entry: &Entry,
+        reason: DropReason,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        self.ports[at.local as usize].cold_mut(at.class).drops += 1;
+        self.lp.count_drop(Some(entry.packet.flow));
+        let reason = match reason {
+            DropReason::BufferFull => TraceDrop::BufferFull,
+            DropReason::Early => TraceDrop::Early,
+            DropReason::Policed => TraceDrop::Policed,
+        };
+        self.lp.record_hop(entry, at.global, None, Some(reason));
+        owner.left(self, entry, false, now, sink);
+        self.lp.telemetry_take(&entry.packet);
+    }
+
+    /// Keeps one `PortReady` pending, at the time the transmitter frees, while packets (or
+    /// PFC frames) wait.
+    fn wake_if_waiting(&mut self, local: u32, now: SimTime, sink: &mut impl EventSink) {
+        let port = &self.ports[local as usize];
+        if !port.wake_pending && (port.queue_len() > 0 || port.has_control()) {
+            let at = port.busy_until.max(now);
+            self.wake_at(local, at, now, sink);
+        }
+    }
+
+    /// Schedules the one pending `PortReady` of `local` at `at`.
+    fn wake_at(&mut self, local: u32, at: SimTime, now: SimTime, sink: &mut impl EventSink) {
+        self.ports[local as usize].wake_pending = true;
+        let kind = EventKind::PortReady {
+            port: local,
+            seq: 0,
+        };
+        self.lp
+            .schedule_local(at, now, Phase::PortReady, kind, sink);
+    }
+}

@@ -1,0 +1,90 @@
+//! The queue stage of the egress pipeline: the port's queue element (scheduler and AQM, one
+//! [`crate::queue::Queue`] per port) decides what waits, what is dropped or marked, and what
+//! the transmitter takes next, skipping classes PFC has paused.
+//!
+//! It owns the empty-queue shortcut, once: a packet that finds the transmitter idle, the
+//! queue empty, its class unpaused and a port whose every stage passes it through unchanged
+//! (a discipline for which [`crate::queue::Queue::passes_when_empty`] holds, no policer, no
+//! shaper: [`crate::network::Network::empty_passes_through`]) goes to the transmitter without
+//! touching or materializing the queue. That is the decision the queue element itself makes
+//! for an idle transmitter ([`crate::queue::Queue::enqueue_for_idle`]), so skipping equals
+//! queueing (property test `queue::tests::skipping_an_empty_queue_equals_queueing`).
+
+use super::PortRef;
+use super::state::{PortCold, PortState};
+use crate::queue::{Admission, Entry, QueueCtx};
+use crate::rng::{LazyStream, STREAM_QUEUE};
+use crate::units::{BufferSize, SimTime};
+
+/// Whether a packet of traffic class `class` offered to `port` at `now` skips the queue
+/// element and goes to the transmitter at once. `passes`: every stage of the port passes a
+/// packet through an empty queue unchanged (the per-class flag, and no shaper of the node's
+/// own, such as a host NIC's).
+#[inline]
+pub(super) fn skips(port: &PortState, now: SimTime, passes: bool, class: u8) -> bool {
+    port.idle(now) && port.queue_len() == 0 && passes && port.paused & (1 << class) == 0
+}
+
+/// The context the queue element gets on port `at` at `now` with buffer `limit`.
+#[inline]
+fn ctx<'a>(
+    rng: &'a mut Option<Box<rand_pcg::Pcg64Mcg>>,
+    at: &PortRef<'_>,
+    limit: BufferSize,
+    now: SimTime,
+    seed: u64,
+) -> QueueCtx<'a> {
+    QueueCtx {
+        now,
+        limit,
+        rate: at.class.rate,
+        rng: LazyStream::new(rng, seed, STREAM_QUEUE, at.global as u64),
+    }
+}
+
+/// Offers `entry` to the queue element of port `at`: its admission and, when the transmitter
+/// is `idle`, the entry to send now (none while its class, or the queue's head, is paused).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn offer(
+    cold: &mut PortCold,
+    at: &PortRef<'_>,
+    entry: Entry,
+    idle: bool,
+    paused: u8,
+    limit: BufferSize,
+    now: SimTime,
+    seed: u64,
+) -> (Admission, Option<Entry>) {
+    let mut ctx = ctx(&mut cold.queue_rng, at, limit, now, seed);
+    if !idle {
+        return (cold.queue.enqueue(entry, &mut ctx), None);
+    }
+    if paused == 0 {
+        // The transmitter is idle: the queue decides and picks what goes now.
+        return cold.queue.enqueue_for_idle(entry, &mut ctx);
+    }
+    let admission = cold.queue.enqueue(entry, &mut ctx);
+    (admission, cold.queue.dequeue_unpaused(&mut ctx, paused))
+}
+
+/// The next entry the queue element of port `at` hands the transmitter, skipping `paused`
+/// classes.
+#[inline]
+pub(super) fn next(
+    cold: &mut PortCold,
+    at: &PortRef<'_>,
+    paused: u8,
+    now: SimTime,
+    seed: u64,
+) -> Option<Entry> {
+    let mut ctx = ctx(&mut cold.queue_rng, at, at.class.buffer, now, seed);
+    cold.queue.dequeue_unpaused(&mut ctx, paused)
+}
+
+/// Updates the largest queue seen after an entry stayed waiting.
+#[inline]
+pub(super) fn record_peak(cold: &mut PortCold) {
+    cold.max_queue_packets = cold.max_queue_packets.max(cold.queue.len() as u64);
+    cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes());
+}
