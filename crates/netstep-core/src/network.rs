@@ -38,14 +38,6 @@ pub enum NetworkError {
         /// Its link count.
         links: usize,
     },
-    /// More nodes than the event key can address.
-    #[error("{n_nodes} nodes is more than the {max} logical processes the engine supports")]
-    TooManyNodes {
-        /// Node count.
-        n_nodes: usize,
-        /// The limit.
-        max: u64,
-    },
     /// A node with more ports than a packet's `ingress` field can name.
     #[error("node {node:?} has {ports} links; a node may have at most {max} (MAX_PORTS_PER_NODE)", max = MAX_PORTS_PER_NODE)]
     TooManyPorts {
@@ -121,12 +113,6 @@ impl Network {
     /// Compiles a topology into port tables and routing.
     pub fn compile(spec: &TopologySpec) -> Result<Network, NetworkError> {
         let n_nodes = spec.nodes.len();
-        if n_nodes as u64 > crate::engine::event::MAX_LPS {
-            return Err(NetworkError::TooManyNodes {
-                n_nodes,
-                max: crate::engine::event::MAX_LPS,
-            });
-        }
         for (class, c) in spec.classes.iter().enumerate() {
             if c.rate.0 == 0 {
                 return Err(NetworkError::ZeroRate { class });

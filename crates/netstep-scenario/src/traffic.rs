@@ -170,7 +170,7 @@ pub fn resolve_transport(
                 CcConfig::Dec => CcSpec::Dec,
                 CcConfig::Bbr => CcSpec::Bbr,
                 CcConfig::Dctcp => {
-                    let g = dctcp_g.unwrap_or(1.0 / 16.0);
+                    let g = dctcp_g.unwrap_or(CcSpec::DCTCP_DEFAULT_G);
                     if !(g > 0.0 && g <= 1.0) {
                         return Err(Invalid::new(
                             path.key("dctcp_g"),
@@ -182,40 +182,40 @@ pub fn resolve_transport(
                     }
                 }
             };
-            let mss = size_at(mss, path.key("mss"), Bytes(1460))?;
+            // Every unset field takes its default from the one place they are written.
+            let d = TcpSpec::new(cc);
+            let mss = size_at(mss, path.key("mss"), Bytes(d.mss_bytes as u64))?;
             if mss.0 == 0 || mss.0 > 65_535 {
                 return Err(Invalid::new(
                     path.key("mss"),
                     format!("must be between 1B and 65535B, got {mss}"),
                 ));
             }
-            let header = size_at(header, path.key("header"), Bytes(40))?;
+            let header = size_at(header, path.key("header"), Bytes(d.header_bytes as u64))?;
             if header.0 == 0 || header.0 > 65_535 {
                 return Err(Invalid::new(
                     path.key("header"),
                     format!("must be between 1B and 65535B, got {header}"),
                 ));
             }
-            let delayed_ack = duration_at(delayed_ack, path.key("delayed_ack"), SimTime::ZERO)?;
+            let delayed_ack = duration_at(
+                delayed_ack,
+                path.key("delayed_ack"),
+                d.delayed_ack.unwrap_or(SimTime::ZERO),
+            )?;
             let spec = TcpSpec {
-                sack: sack.unwrap_or(!cc.go_back_n_only()),
+                sack: sack.unwrap_or(d.sack),
                 delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
-                abc_limit: abc_limit.unwrap_or(2),
-                pacing: pacing.unwrap_or(false),
-                cc,
+                abc_limit: abc_limit.unwrap_or(d.abc_limit),
+                pacing: pacing.unwrap_or(d.pacing),
                 mss_bytes: mss.0 as u32,
                 header_bytes: header.0 as u32,
-                initial_cwnd: initial_cwnd.unwrap_or(10),
-                rto_min: duration_at(rto_min, path.key("rto_min"), SimTime::from_ms(1))?,
-                rto_initial: duration_at(
-                    rto_initial,
-                    path.key("rto_initial"),
-                    SimTime::from_secs(1),
-                )?,
-                rto_max: duration_at(rto_max, path.key("rto_max"), SimTime::from_secs(60))?,
-                // REAL's sources recover by go-back-N after a timeout only.
-                dupack_threshold: if cc.go_back_n_only() { u32::MAX } else { 3 },
-                max_retries: max_retries.unwrap_or(15),
+                initial_cwnd: initial_cwnd.unwrap_or(d.initial_cwnd),
+                rto_min: duration_at(rto_min, path.key("rto_min"), d.rto_min)?,
+                rto_initial: duration_at(rto_initial, path.key("rto_initial"), d.rto_initial)?,
+                rto_max: duration_at(rto_max, path.key("rto_max"), d.rto_max)?,
+                max_retries: max_retries.unwrap_or(d.max_retries),
+                ..d
             };
             if cc.go_back_n_only() && *sack == Some(true) {
                 return Err(Invalid::new(
@@ -407,14 +407,15 @@ pub fn resolve_transport(
                     })
                 }
             };
-            let mtu = size_at(mtu, path.key("mtu"), Bytes(1000))?;
+            let r = RdmaSpec::new(cc);
+            let mtu = size_at(mtu, path.key("mtu"), Bytes(r.mtu_bytes as u64))?;
             if mtu.0 == 0 || mtu.0 > 65_535 {
                 return Err(Invalid::new(
                     path.key("mtu"),
                     format!("must be between 1 B and 65535 B, got {mtu}"),
                 ));
             }
-            let header = size_at(header, path.key("header"), Bytes(48))?;
+            let header = size_at(header, path.key("header"), Bytes(r.header_bytes as u64))?;
             if header.0 == 0 || header.0 > 65_535 {
                 return Err(Invalid::new(
                     path.key("header"),
@@ -424,17 +425,18 @@ pub fn resolve_transport(
             Ok(TransportTemplate::Rdma(RdmaSpec {
                 mtu_bytes: mtu.0 as u32,
                 header_bytes: header.0 as u32,
-                rto: positive(rto, "rto", SimTime::from_ms(1))?,
-                max_retries: max_retries.unwrap_or(15),
-                nack_interval: positive(nack_interval, "nack_interval", SimTime::from_us(500))?,
-                ack_every: match ack_every.unwrap_or(1) {
+                rto: positive(rto, "rto", r.rto)?,
+                max_retries: max_retries.unwrap_or(r.max_retries),
+                nack_interval: positive(nack_interval, "nack_interval", r.nack_interval)?,
+                ack_every: match ack_every.unwrap_or(r.ack_every) {
                     0 => {
                         return Err(Invalid::new(path.key("ack_every"), "must be at least 1"));
                     }
                     n => n,
                 },
                 recovery: match recovery.as_deref() {
-                    None | Some("go_back_n") => netstep_core::transport::rdma::Recovery::GoBackN,
+                    None => r.recovery,
+                    Some("go_back_n") => netstep_core::transport::rdma::Recovery::GoBackN,
                     Some("selective_repeat") => {
                         netstep_core::transport::rdma::Recovery::SelectiveRepeat
                     }
@@ -447,7 +449,7 @@ pub fn resolve_transport(
                         ));
                     }
                 },
-                cc,
+                ..r
             }))
         }
     }

@@ -8,6 +8,7 @@
 //! - [`reference`]: a plain global event heap, one event at a time. Test support: the
 //!   differential tests require identical results from both.
 
+mod chunk;
 pub mod event;
 pub mod lp_queue;
 pub mod node;

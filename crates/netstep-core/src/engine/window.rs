@@ -21,223 +21,12 @@
 
 use rayon::prelude::*;
 
-use super::event::{Event, EventSink};
-use super::lp_queue::LpQueue;
-use super::node::NodeState;
+use super::chunk::{Chunk, Inbox};
 use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
 };
-use crate::telemetry::IntStack;
 use crate::units::SimTime;
-
-/// A cross-LP message: destination node and event.
-type Message = (u32, Event);
-/// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
-type TelemetryMessage = (u32, u64, Box<IntStack>);
-
-/// What a chunk's LPs send to other LPs during one window.
-struct Outbox {
-    /// Earliest (raw) time of the messages sent (so the next window can start before
-    /// delivery).
-    min_out: SimTime,
-    /// Messages, one bucket per destination chunk.
-    buckets: Vec<Vec<Message>>,
-    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
-    telemetry: Vec<Vec<TelemetryMessage>>,
-}
-
-/// Where an LP's events go while it runs: its own queue, or the bucket of the destination's
-/// chunk.
-struct LpSink<'a> {
-    queue: &'a mut LpQueue,
-    out: &'a mut Outbox,
-}
-
-impl EventSink for LpSink<'_> {
-    #[inline]
-    fn local(&mut self, event: Event) {
-        self.queue.push(event);
-    }
-    #[inline]
-    fn remote(&mut self, node: u32, event: Event) {
-        // The chunk count is a power of two: the chunk is the low bits of the node id.
-        let out = &mut *self.out;
-        let mask = out.buckets.len() as u32 - 1;
-        out.min_out = out.min_out.min(event.key.time);
-        out.buckets[(node & mask) as usize].push((node, event));
-    }
-    #[inline]
-    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
-        let mask = self.out.telemetry.len() as u32 - 1;
-        self.out.telemetry[(node & mask) as usize].push((node, id, stack));
-    }
-}
-
-/// The time of the earliest event in `queue` (`SimTime::MAX` when none).
-fn next_time(queue: &LpQueue) -> SimTime {
-    queue.peek().map_or(SimTime::MAX, |e| e.key.time)
-}
-
-/// Lets the LP with `state` and pending events `queue` handle every event before `bound`.
-fn run_window(
-    state: &mut NodeState,
-    queue: &mut LpQueue,
-    bound: SimTime,
-    model: &Model,
-    out: &mut Outbox,
-) {
-    while let Some(top) = queue.peek() {
-        if top.key.time >= bound {
-            break;
-        }
-        let event = queue.pop().expect("peeked");
-        let mut sink = LpSink {
-            queue: &mut *queue,
-            out: &mut *out,
-        };
-        state.handle(event, model, &mut sink);
-    }
-}
-
-/// The LPs of one chunk and their bookkeeping.
-struct Chunk {
-    /// LP of node `local * n_chunks + index` (`n_chunks` a power of two), allocated on first
-    /// use.
-    slots: Vec<Option<Box<NodeState>>>,
-    /// Pending events per slot, apart from the states: delivering a message touches only this
-    /// dense array and the queue's buffer, not the LP's state.
-    queues: Vec<LpQueue>,
-    /// Next event time per slot (`SimTime::MAX` when none).
-    next: Vec<SimTime>,
-    /// Slots with pending events (each once).
-    active: Vec<u32>,
-    /// Earliest `next` over `active`.
-    min_next: SimTime,
-    /// What this chunk's LPs sent in its last process phase.
-    out: Outbox,
-    /// Time of the last useful event this chunk handled.
-    last_event: SimTime,
-    /// Some LP of this chunk tried to schedule an event past the latest representable time.
-    overflow: bool,
-    /// Slots whose LP has been allocated, in allocation order (queue sampling visits these).
-    allocated: Vec<u32>,
-    /// Hop records produced in the current window.
-    hop_records: Vec<HopRecord>,
-}
-
-impl Chunk {
-    fn new(n_slots: usize, n_chunks: usize) -> Chunk {
-        Chunk {
-            slots: (0..n_slots).map(|_| None).collect(),
-            queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
-            next: vec![SimTime::MAX; n_slots],
-            active: Vec::new(),
-            min_next: SimTime::MAX,
-            out: Outbox {
-                min_out: SimTime::MAX,
-                buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
-                telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
-            },
-            last_event: SimTime::ZERO,
-            overflow: false,
-            allocated: Vec::new(),
-            hop_records: Vec::new(),
-        }
-    }
-
-    /// Runs every LP due before `bound` and keeps the others on the active list.
-    fn process(&mut self, bound: SimTime, model: &Model) {
-        self.out.min_out = SimTime::MAX;
-        if self.min_next >= bound {
-            return;
-        }
-        let mut min_next = SimTime::MAX;
-        let Chunk {
-            slots,
-            queues,
-            next,
-            active,
-            out,
-            last_event,
-            hop_records,
-            overflow,
-            ..
-        } = self;
-        // Compacts `active` in place (a plain loop: cheaper than `retain` for this closure).
-        let mut kept = 0;
-        for read in 0..active.len() {
-            let local = active[read] as usize;
-            if next[local] >= bound {
-                min_next = min_next.min(next[local]);
-                active[kept] = local as u32;
-                kept += 1;
-                continue;
-            }
-            let state = slots[local].as_mut().expect("active LP exists");
-            let queue = &mut queues[local];
-            run_window(state, queue, bound, model, out);
-            *last_event = (*last_event).max(state.lp.last_useful);
-            *overflow |= state.lp.overflow.is_some();
-            if !state.lp.hop_records.is_empty() {
-                hop_records.append(&mut state.lp.hop_records);
-            }
-            let at = next_time(queue);
-            next[local] = at;
-            if at != SimTime::MAX {
-                min_next = min_next.min(at);
-                active[kept] = local as u32;
-                kept += 1;
-            }
-        }
-        active.truncate(kept);
-        self.min_next = min_next;
-    }
-
-    /// Pushes messages addressed to this chunk into their LPs' queues (and telemetry stacks
-    /// into their side tables).
-    fn deliver(
-        &mut self,
-        inbox: &mut Inbox,
-        n_chunks: u32,
-        model: &Model,
-        quantum: Option<SimTime>,
-        bound: SimTime,
-    ) {
-        for messages in inbox.events.iter_mut() {
-            for (node, mut event) in messages.drain(..) {
-                if let Some(q) = quantum {
-                    event.key.time = event.key.time.ceil_to(q).max(bound);
-                }
-                let local = (node >> n_chunks.trailing_zeros()) as usize;
-                let time = event.key.time;
-                if self.slots[local].is_none() {
-                    self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
-                    self.allocated.push(local as u32);
-                }
-                self.queues[local].push(event);
-                if self.next[local] == SimTime::MAX {
-                    self.active.push(local as u32);
-                }
-                if time < self.next[local] {
-                    self.next[local] = time;
-                }
-                self.min_next = self.min_next.min(time);
-            }
-        }
-        // Every stack travels with an arrival delivered above, so its LP exists.
-        for messages in inbox.telemetry.iter_mut() {
-            for (node, id, stack) in messages.drain(..) {
-                let local = (node >> n_chunks.trailing_zeros()) as usize;
-                self.slots[local]
-                    .as_mut()
-                    .expect("the packet's arrival allocated the LP")
-                    .lp
-                    .telemetry_in(id, stack);
-            }
-        }
-    }
-}
 
 /// The windowed parallel engine.
 pub struct WindowEngine<'m> {
@@ -253,24 +42,6 @@ pub struct WindowEngine<'m> {
     stats: RunStats,
 }
 
-/// What waits for one chunk at the start of a window: the messages its LPs were sent in the
-/// previous one, indexed by source chunk (buffers reused).
-struct Inbox {
-    /// Events.
-    events: Vec<Vec<Message>>,
-    /// Telemetry stacks.
-    telemetry: Vec<Vec<TelemetryMessage>>,
-}
-
-impl Inbox {
-    fn new(n_chunks: usize) -> Inbox {
-        Inbox {
-            events: (0..n_chunks).map(|_| Vec::new()).collect(),
-            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
-        }
-    }
-}
-
 /// Chunks per worker thread: enough for rayon to balance uneven chunks.
 const CHUNKS_PER_THREAD: usize = 4;
 
@@ -282,6 +53,14 @@ pub enum EngineError {
         "zero lookahead: some link has zero propagation delay and the smallest packet serializes in zero time"
     )]
     ZeroLookahead,
+    /// More nodes than the engine can address.
+    #[error("{n_nodes} nodes is more than the {max} logical processes the engine supports")]
+    TooManyLps {
+        /// Node count.
+        n_nodes: usize,
+        /// The limit ([`super::event::MAX_LPS`]).
+        max: u64,
+    },
     /// A quantized window of width zero.
     #[error("window width must be positive")]
     ZeroWindow,
@@ -298,6 +77,13 @@ pub enum EngineError {
 impl<'m> WindowEngine<'m> {
     /// Prepares a run: checks the lookahead, builds the pool, loads the initial events.
     pub fn new(model: &'m Model, config: EngineConfig) -> Result<WindowEngine<'m>, EngineError> {
+        let n_nodes = model.net.n_nodes();
+        if n_nodes as u64 > super::event::MAX_LPS {
+            return Err(EngineError::TooManyLps {
+                n_nodes,
+                max: super::event::MAX_LPS,
+            });
+        }
         let lookahead = model.lookahead();
         if lookahead == SimTime::ZERO {
             return Err(EngineError::ZeroLookahead);
@@ -320,7 +106,6 @@ impl<'m> WindowEngine<'m> {
         } else {
             None
         };
-        let n_nodes = model.net.n_nodes();
         // A power of two, so a node's chunk and slot are a mask and a shift of its id.
         let n_chunks = if config.threads > 1 {
             (config.threads * CHUNKS_PER_THREAD)
@@ -408,7 +193,7 @@ impl<'m> WindowEngine<'m> {
         trace.samples(rows);
     }
 
-    /// Samples the congestion control of every running TCP flow (of the sampled flows) at
+    /// Samples the congestion control of every running TCP or RDMA flow (of the sampled flows) at
     /// time `at`.
     fn sample_cc(&self, at: SimTime, rows: &mut Vec<CcSample>, trace: &mut impl TraceSink) {
         let keep = self.model.trace.cc_flows.as_deref();
@@ -416,18 +201,8 @@ impl<'m> WindowEngine<'m> {
             for &local in &chunk.allocated {
                 let state = chunk.slots[local as usize].as_ref().expect("allocated");
                 for sender in state.senders().iter().flatten() {
-                    let row = match sender {
-                        crate::transport::Sender::Tcp(tcp)
-                            if !tcp.is_done() && tcp.failure.is_none() =>
-                        {
-                            tcp.cc_sample(at)
-                        }
-                        crate::transport::Sender::Rdma(rdma)
-                            if !rdma.is_done() && rdma.failure.is_none() =>
-                        {
-                            rdma.cc_sample(at)
-                        }
-                        _ => continue,
+                    let Some(row) = sender.cc_sample(at) else {
+                        continue;
                     };
                     if keep.is_none_or(|k| k.get(row.flow as usize).copied().unwrap_or(false)) {
                         rows.push(row);

@@ -10,7 +10,9 @@
 pub mod cc;
 mod open_loop;
 pub mod rdma;
+pub mod sample;
 pub mod tcp;
+pub mod timer;
 
 pub use cc::{CcSpec, CongestionControl};
 pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribution};
@@ -188,6 +190,17 @@ pub struct FlowEnds {
 }
 
 impl Sender {
+    /// The congestion-control sample of a running TCP or RDMA flow at `now` (`None` for
+    /// open-loop sources and for flows that finished or were given up).
+    pub fn cc_sample(&self, now: SimTime) -> Option<sample::CcSample> {
+        match self {
+            Sender::Tcp(tcp) if !tcp.is_done() && tcp.failure.is_none() => Some(tcp.cc_sample(now)),
+            Sender::Rdma(rdma) if !rdma.is_done() && rdma.failure.is_none() => {
+                Some(rdma.cc_sample(now))
+            }
+            _ => None,
+        }
+    }
     /// Creates the sender and starts it at `now`.
     pub fn start(
         spec: &TransportSpec,
@@ -257,14 +270,14 @@ impl Sender {
                 packets_sent: s.packets_sent,
                 retransmits: s.retransmits,
                 fast_retransmits: s.fast_retransmits,
-                timeouts: s.timeouts,
+                timeouts: s.retries.timeouts,
                 failure: s.failure,
             },
             Sender::Rdma(s) => SenderCounters {
                 packets_sent: s.packets_sent,
                 retransmits: s.retransmits,
                 fast_retransmits: 0,
-                timeouts: s.timeouts,
+                timeouts: s.retries.timeouts,
                 failure: s.failure,
             },
         }

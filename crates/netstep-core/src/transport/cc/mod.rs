@@ -54,6 +54,8 @@ pub enum CcSpec {
 }
 
 impl CcSpec {
+    /// DCTCP's default EWMA gain `g` (RFC 8257: 1/16).
+    pub const DCTCP_DEFAULT_G: f64 = 1.0 / 16.0;
     /// The name used in scenarios and in `flows.parquet` (`transport` is `tcp_<name>`).
     pub const fn name(self) -> &'static str {
         match self {

@@ -20,6 +20,7 @@
 //! only then (one timer per check that can act instead of one every 4 us): the result is the
 //! periodic check's.
 
+use crate::transport::timer::TimerToken;
 use crate::units::SimTime;
 
 /// DCQCN parameters (defaults: the HPCC simulator's).
@@ -139,12 +140,11 @@ impl Dcqcn {
     /// A rate-control timer fired.
     pub fn on_timer(
         &mut self,
-        kind: u32,
-        generation: u32,
+        token: TimerToken,
         now: SimTime,
         timers: &mut Vec<(SimTime, u32, u32)>,
     ) {
-        match kind {
+        match token.kind {
             ALPHA => {
                 let g = self.spec.g;
                 self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
@@ -168,7 +168,7 @@ impl Dcqcn {
                     ));
                 }
             }
-            INCREASE if generation == self.increase_generation & super::GENERATION => {
+            INCREASE if token.is_current(self.increase_generation) => {
                 timers.push((
                     now + self.spec.increase_interval,
                     INCREASE,
@@ -200,7 +200,7 @@ mod tests {
             }
             pending.remove(0);
             let mut more = Vec::new();
-            d.on_timer(kind, generation, at, &mut more);
+            d.on_timer(TimerToken::new(kind, generation), at, &mut more);
             pending.extend(more);
             pending.sort_by_key(|t| t.0);
         }

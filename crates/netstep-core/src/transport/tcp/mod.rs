@@ -60,9 +60,15 @@ pub struct TcpSpec {
 }
 
 impl TcpSpec {
-    /// The defaults: MSS 1460 B, 40 B headers, initial window 10, RTO 1 ms min / 1 s initial /
-    /// 60 s max, DupThresh 3, 15 retries, SACK on, no delayed ACK, ABC limit 2, no pacing.
+    /// The defaults of every TCP field, the one place they are written (the scenario format
+    /// takes each unset field from here; `scenarios/REFERENCE.md` states them, checked by
+    /// `netstep-scenario`'s `reference_states_the_transport_defaults`): MSS 1460 B, 40 B
+    /// headers, initial window 10, RTO 1 ms min / 1 s initial / 60 s max, DupThresh 3, 15
+    /// retries (Linux `tcp_retries2`), no delayed ACK, ABC limit 2, no pacing; SACK on except
+    /// for REAL's sources, which recover by go-back-N after a timeout only (no SACK, no fast
+    /// retransmit).
     pub fn new(cc: CcSpec) -> TcpSpec {
+        let go_back_n = cc.go_back_n_only();
         TcpSpec {
             mss_bytes: 1460,
             header_bytes: 40,
@@ -70,9 +76,9 @@ impl TcpSpec {
             rto_min: SimTime::from_ms(1),
             rto_initial: SimTime::from_secs(1),
             rto_max: SimTime::from_secs(60),
-            dupack_threshold: 3,
+            dupack_threshold: if go_back_n { u32::MAX } else { 3 },
             max_retries: 15,
-            sack: true,
+            sack: !go_back_n,
             delayed_ack: None,
             abc_limit: 2,
             pacing: false,

@@ -18,11 +18,13 @@ use super::scoreboard::Scoreboard;
 use super::{RtoEstimator, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
+use crate::transport::timer::{Retries, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
 
-/// Timer tokens with this bit are pacing timers; the others the retransmission timer.
-const PACE_TOKEN: u32 = 1 << 31;
+/// Timer kinds ([`TimerToken`]).
+const RTO_TIMER: u32 = 0;
+const PACE_TIMER: u32 = 1;
 
 /// Sender state of one TCP flow.
 #[derive(Clone, Debug)]
@@ -43,10 +45,11 @@ pub struct TcpSender {
     rto: RtoEstimator,
     rto_deadline: Option<SimTime>,
     timer_at: Option<SimTime>,
-    timer_token: u32,
+    /// Generation of the latest retransmission timer.
+    timer_generation: u32,
     /// Earliest time the next segment may leave when pacing.
     next_send: SimTime,
-    /// Pending pacing timer: `(time, token)`.
+    /// Pending pacing timer: `(time, generation)`.
     pace_timer: Option<(SimTime, u32)>,
     number: u32,
     /// Data segments put on the wire, retransmissions included.
@@ -55,10 +58,8 @@ pub struct TcpSender {
     pub retransmits: u64,
     /// Loss recoveries entered (fast retransmits).
     pub fast_retransmits: u64,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// Timeouts in a row since `snd_una` last advanced.
-    backoffs: u32,
+    /// Retransmission timeouts (in all, and in a row since `snd_una` last advanced).
+    pub retries: Retries,
     /// Set when the flow was given up.
     pub failure: Option<FailureReason>,
     /// Delivery-rate sampling state (only for congestion controls that ask for it).
@@ -101,15 +102,14 @@ impl TcpSender {
             rto: RtoEstimator::new(spec.rto_initial),
             rto_deadline: None,
             timer_at: None,
-            timer_token: 0,
+            timer_generation: 0,
             next_send: SimTime::ZERO,
             pace_timer: None,
             number: 0,
             packets_sent: 0,
             retransmits: 0,
             fast_retransmits: 0,
-            timeouts: 0,
-            backoffs: 0,
+            retries: Retries::default(),
             failure: None,
             rates: spec.cc.needs_rate_samples().then(|| {
                 Box::new(RateState {
@@ -128,9 +128,9 @@ impl TcpSender {
     }
 
     /// The flow's congestion-control state at `now`, for `cc_samples`.
-    pub fn cc_sample(&self, now: SimTime) -> crate::engine::trace::CcSample {
+    pub fn cc_sample(&self, now: SimTime) -> crate::transport::sample::CcSample {
         let ssthresh = self.cc.ssthresh();
-        crate::engine::trace::CcSample {
+        crate::transport::sample::CcSample {
             time_ps: now.0,
             flow: self.ends.flow,
             cwnd: self.cwnd(),
@@ -159,7 +159,7 @@ impl TcpSender {
             return;
         }
         if a > self.snd_una {
-            self.backoffs = 0;
+            self.retries.progress();
             let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
             self.rto.sample(rtt, spec.rto_min, spec.rto_max);
             let acked = a - self.snd_una;
@@ -251,14 +251,18 @@ impl TcpSender {
         if self.is_done() || self.failure.is_some() {
             return;
         }
-        if token & PACE_TOKEN != 0 {
-            if self.pace_timer == Some((now, token)) {
+        let token = TimerToken::decode(token);
+        if token.kind == PACE_TIMER {
+            if self
+                .pace_timer
+                .is_some_and(|(at, generation)| at == now && token.is_current(generation))
+            {
                 self.pace_timer = None;
                 self.send_available(spec, now, out);
             }
             return;
         }
-        if token != self.timer_token {
+        if !token.is_current(self.timer_generation) {
             return;
         }
         self.timer_at = None;
@@ -270,14 +274,12 @@ impl TcpSender {
             return;
         }
         // Retransmission timeout (RFC 6298 5.4-5.7, RFC 5681 eq. 4).
-        if self.backoffs >= spec.max_retries {
+        if let Err(reason) = self.retries.on_timeout(spec.max_retries) {
             // Give up: no more packets, no more timers; the run can end.
-            self.failure = Some(FailureReason::RetryLimit);
+            self.failure = Some(reason);
             self.rto_deadline = None;
             return;
         }
-        self.backoffs += 1;
-        self.timeouts += 1;
         let flight = self.high_sent - self.snd_una;
         self.cc.on_timeout(flight);
         self.inflation = 0.0;
@@ -321,8 +323,9 @@ impl TcpSender {
             return true;
         }
         if self.pace_timer.is_none_or(|(at, _)| at != self.next_send) {
-            let token = PACE_TOKEN | (self.pace_timer.map_or(0, |(_, t)| t + 1) & !PACE_TOKEN);
-            self.pace_timer = Some((self.next_send, token));
+            let generation = self.pace_timer.map_or(0, |(_, g)| g.wrapping_add(1));
+            self.pace_timer = Some((self.next_send, generation));
+            let token = TimerToken::new(PACE_TIMER, generation).encode();
             out.timers.push((self.next_send, token));
         }
         false
@@ -469,8 +472,9 @@ impl TcpSender {
     }
 
     fn schedule_timer(&mut self, at: SimTime, out: &mut TransportOut) {
-        self.timer_token = self.timer_token.wrapping_add(1) & !PACE_TOKEN;
+        self.timer_generation = self.timer_generation.wrapping_add(1);
         self.timer_at = Some(at);
-        out.timers.push((at, self.timer_token));
+        let token = TimerToken::new(RTO_TIMER, self.timer_generation).encode();
+        out.timers.push((at, token));
     }
 }

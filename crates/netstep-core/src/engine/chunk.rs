@@ -1,0 +1,237 @@
+//! A chunk of the window engine: the LPs dealt to one worker task, their event queues and
+//! active list, and the outgoing and incoming message buckets exchanged at each barrier
+//! ([`super::window`] describes the protocol).
+
+use super::Model;
+use super::event::{Event, EventSink};
+use super::lp_queue::LpQueue;
+use super::node::NodeState;
+use super::trace::HopRecord;
+use crate::telemetry::IntStack;
+use crate::units::SimTime;
+
+/// A cross-LP message: destination node and event.
+pub(super) type Message = (u32, Event);
+/// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
+pub(super) type TelemetryMessage = (u32, u64, Box<IntStack>);
+
+/// What a chunk's LPs send to other LPs during one window.
+pub(super) struct Outbox {
+    /// Earliest (raw) time of the messages sent (so the next window can start before
+    /// delivery).
+    pub(super) min_out: SimTime,
+    /// Messages, one bucket per destination chunk.
+    pub(super) buckets: Vec<Vec<Message>>,
+    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
+    pub(super) telemetry: Vec<Vec<TelemetryMessage>>,
+}
+
+/// Where an LP's events go while it runs: its own queue, or the bucket of the destination's
+/// chunk.
+struct LpSink<'a> {
+    queue: &'a mut LpQueue,
+    out: &'a mut Outbox,
+}
+
+impl EventSink for LpSink<'_> {
+    #[inline]
+    fn local(&mut self, event: Event) {
+        self.queue.push(event);
+    }
+    #[inline]
+    fn remote(&mut self, node: u32, event: Event) {
+        // The chunk count is a power of two: the chunk is the low bits of the node id.
+        let out = &mut *self.out;
+        let mask = out.buckets.len() as u32 - 1;
+        out.min_out = out.min_out.min(event.key.time);
+        out.buckets[(node & mask) as usize].push((node, event));
+    }
+    #[inline]
+    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
+        let mask = self.out.telemetry.len() as u32 - 1;
+        self.out.telemetry[(node & mask) as usize].push((node, id, stack));
+    }
+}
+
+/// The time of the earliest event in `queue` (`SimTime::MAX` when none).
+fn next_time(queue: &LpQueue) -> SimTime {
+    queue.peek().map_or(SimTime::MAX, |e| e.key.time)
+}
+
+/// Lets the LP with `state` and pending events `queue` handle every event before `bound`.
+fn run_window(
+    state: &mut NodeState,
+    queue: &mut LpQueue,
+    bound: SimTime,
+    model: &Model,
+    out: &mut Outbox,
+) {
+    while let Some(top) = queue.peek() {
+        if top.key.time >= bound {
+            break;
+        }
+        let event = queue.pop().expect("peeked");
+        let mut sink = LpSink {
+            queue: &mut *queue,
+            out: &mut *out,
+        };
+        state.handle(event, model, &mut sink);
+    }
+}
+
+/// The LPs of one chunk and their bookkeeping.
+pub(super) struct Chunk {
+    /// LP of node `local * n_chunks + index` (`n_chunks` a power of two), allocated on first
+    /// use.
+    pub(super) slots: Vec<Option<Box<NodeState>>>,
+    /// Pending events per slot, apart from the states: delivering a message touches only this
+    /// dense array and the queue's buffer, not the LP's state.
+    pub(super) queues: Vec<LpQueue>,
+    /// Next event time per slot (`SimTime::MAX` when none).
+    pub(super) next: Vec<SimTime>,
+    /// Slots with pending events (each once).
+    pub(super) active: Vec<u32>,
+    /// Earliest `next` over `active`.
+    pub(super) min_next: SimTime,
+    /// What this chunk's LPs sent in its last process phase.
+    pub(super) out: Outbox,
+    /// Time of the last useful event this chunk handled.
+    pub(super) last_event: SimTime,
+    /// Some LP of this chunk tried to schedule an event past the latest representable time.
+    pub(super) overflow: bool,
+    /// Slots whose LP has been allocated, in allocation order (queue sampling visits these).
+    pub(super) allocated: Vec<u32>,
+    /// Hop records produced in the current window.
+    pub(super) hop_records: Vec<HopRecord>,
+}
+
+impl Chunk {
+    pub(super) fn new(n_slots: usize, n_chunks: usize) -> Chunk {
+        Chunk {
+            slots: (0..n_slots).map(|_| None).collect(),
+            queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
+            next: vec![SimTime::MAX; n_slots],
+            active: Vec::new(),
+            min_next: SimTime::MAX,
+            out: Outbox {
+                min_out: SimTime::MAX,
+                buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
+                telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+            },
+            last_event: SimTime::ZERO,
+            overflow: false,
+            allocated: Vec::new(),
+            hop_records: Vec::new(),
+        }
+    }
+
+    /// Runs every LP due before `bound` and keeps the others on the active list.
+    pub(super) fn process(&mut self, bound: SimTime, model: &Model) {
+        self.out.min_out = SimTime::MAX;
+        if self.min_next >= bound {
+            return;
+        }
+        let mut min_next = SimTime::MAX;
+        let Chunk {
+            slots,
+            queues,
+            next,
+            active,
+            out,
+            last_event,
+            hop_records,
+            overflow,
+            ..
+        } = self;
+        // Compacts `active` in place (a plain loop: cheaper than `retain` for this closure).
+        let mut kept = 0;
+        for read in 0..active.len() {
+            let local = active[read] as usize;
+            if next[local] >= bound {
+                min_next = min_next.min(next[local]);
+                active[kept] = local as u32;
+                kept += 1;
+                continue;
+            }
+            let state = slots[local].as_mut().expect("active LP exists");
+            let queue = &mut queues[local];
+            run_window(state, queue, bound, model, out);
+            *last_event = (*last_event).max(state.lp.last_useful);
+            *overflow |= state.lp.overflow.is_some();
+            if !state.lp.hop_records.is_empty() {
+                hop_records.append(&mut state.lp.hop_records);
+            }
+            let at = next_time(queue);
+            next[local] = at;
+            if at != SimTime::MAX {
+                min_next = min_next.min(at);
+                active[kept] = local as u32;
+                kept += 1;
+            }
+        }
+        active.truncate(kept);
+        self.min_next = min_next;
+    }
+
+    /// Pushes messages addressed to this chunk into their LPs' queues (and telemetry stacks
+    /// into their side tables).
+    pub(super) fn deliver(
+        &mut self,
+        inbox: &mut Inbox,
+        n_chunks: u32,
+        model: &Model,
+        quantum: Option<SimTime>,
+        bound: SimTime,
+    ) {
+        for messages in inbox.events.iter_mut() {
+            for (node, mut event) in messages.drain(..) {
+                if let Some(q) = quantum {
+                    event.key.time = event.key.time.ceil_to(q).max(bound);
+                }
+                let local = (node >> n_chunks.trailing_zeros()) as usize;
+                let time = event.key.time;
+                if self.slots[local].is_none() {
+                    self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
+                    self.allocated.push(local as u32);
+                }
+                self.queues[local].push(event);
+                if self.next[local] == SimTime::MAX {
+                    self.active.push(local as u32);
+                }
+                if time < self.next[local] {
+                    self.next[local] = time;
+                }
+                self.min_next = self.min_next.min(time);
+            }
+        }
+        // Every stack travels with an arrival delivered above, so its LP exists.
+        for messages in inbox.telemetry.iter_mut() {
+            for (node, id, stack) in messages.drain(..) {
+                let local = (node >> n_chunks.trailing_zeros()) as usize;
+                self.slots[local]
+                    .as_mut()
+                    .expect("the packet's arrival allocated the LP")
+                    .lp
+                    .telemetry_in(id, stack);
+            }
+        }
+    }
+}
+
+/// What waits for one chunk at the start of a window: the messages its LPs were sent in the
+/// previous one, indexed by source chunk (buffers reused).
+pub(super) struct Inbox {
+    /// Events.
+    pub(super) events: Vec<Vec<Message>>,
+    /// Telemetry stacks.
+    pub(super) telemetry: Vec<Vec<TelemetryMessage>>,
+}
+
+impl Inbox {
+    pub(super) fn new(n_chunks: usize) -> Inbox {
+        Inbox {
+            events: (0..n_chunks).map(|_| Vec::new()).collect(),
+            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! What the reliable transports (TCP, RDMA) share about timers: one encoding of a timer's
+//! token, and the retry limit.
+//!
+//! Timers are cancelled lazily: a transport re-arms a timer by scheduling a new event with a
+//! newer generation, and a firing timer whose generation is not the latest is stale and does
+//! nothing.
+
+use super::FailureReason;
+
+/// A timer's identity inside its transport: a kind (which timer: retransmission, pacing, a
+/// rate control's own) in the top four bits of the event's `u32` token and a generation (the
+/// low 28 bits of a counter the transport bumps on every re-arm) in the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerToken {
+    /// Which timer (0-15).
+    pub kind: u32,
+    /// Its generation, masked to [`TimerToken::GENERATION_BITS`] bits.
+    pub generation: u32,
+}
+
+impl TimerToken {
+    /// Bits of the generation.
+    pub const GENERATION_BITS: u32 = 28;
+    const MASK: u32 = (1 << Self::GENERATION_BITS) - 1;
+
+    /// The token of timer `kind` armed with generation counter `generation`.
+    #[inline]
+    pub const fn new(kind: u32, generation: u32) -> TimerToken {
+        TimerToken {
+            kind,
+            generation: generation & Self::MASK,
+        }
+    }
+    /// The event's token.
+    #[inline]
+    pub const fn encode(self) -> u32 {
+        (self.kind << Self::GENERATION_BITS) | self.generation
+    }
+    /// The token of a firing timer event.
+    #[inline]
+    pub const fn decode(token: u32) -> TimerToken {
+        TimerToken {
+            kind: token >> Self::GENERATION_BITS,
+            generation: token & Self::MASK,
+        }
+    }
+    /// Whether this is the latest timer of its kind, armed with generation counter `current`.
+    #[inline]
+    pub const fn is_current(self, current: u32) -> bool {
+        self.generation == current & Self::MASK
+    }
+}
+
+/// Consecutive retransmission timeouts without progress, against the limit after which a
+/// flow is given up (`max_retries`, Linux `tcp_retries2`; the HPCC simulator's retry count).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retries {
+    /// Timeouts since the last progress (the RTO's back-off count).
+    pub backoffs: u32,
+    /// Timeouts over the flow's life.
+    pub timeouts: u64,
+}
+
+impl Retries {
+    /// A retransmission timer expired: counts it, or gives the flow up when `max_retries`
+    /// timeouts in a row have passed without progress.
+    #[inline]
+    pub fn on_timeout(&mut self, max_retries: u32) -> Result<(), FailureReason> {
+        if self.backoffs >= max_retries {
+            return Err(FailureReason::RetryLimit);
+        }
+        self.backoffs += 1;
+        self.timeouts += 1;
+        Ok(())
+    }
+    /// The flow made progress: the count of timeouts in a row restarts.
+    #[inline]
+    pub fn progress(&mut self) {
+        self.backoffs = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_retire_older_generations() {
+        let t = TimerToken::new(3, (1 << 28) + 5);
+        assert_eq!(TimerToken::decode(t.encode()), t);
+        assert!(t.is_current(5));
+        assert!(!t.is_current(6));
+        assert_eq!(
+            TimerToken::decode(TimerToken::new(15, u32::MAX).encode()).kind,
+            15
+        );
+    }
+
+    #[test]
+    fn the_flow_is_given_up_after_max_retries_timeouts_in_a_row() {
+        let mut r = Retries::default();
+        assert_eq!(r.on_timeout(2), Ok(()));
+        r.progress();
+        assert_eq!(r.on_timeout(2), Ok(()));
+        assert_eq!(r.on_timeout(2), Ok(()));
+        assert_eq!(r.on_timeout(2), Err(FailureReason::RetryLimit));
+        assert_eq!((r.backoffs, r.timeouts), (2, 3));
+    }
+}
