@@ -1,9 +1,12 @@
 //! netstep core: the simulation engine and the network elements, with no I/O.
 //!
-//! Read top-down: [`units`] (integer time and unit newtypes) → [`packet`] → [`topology`]
-//! (generators) → [`network`] (compiled port tables, routing) → [`queue`], [`balance`] and
-//! [`transport`] (elements) → [`flow`] → [`engine`] (logical processes, the window engine and the sequential
-//! reference engine) → [`world`] (the bevy_ecs model: entities, components and systems).
+//! Read top-down: [`units`] (integer time and unit
+//! newtypes) → [`rng`] (keyed random streams) → [`packet`] → [`telemetry`] (HPCC's per-hop
+//! records) → [`topology`] (generators) → [`network`] (compiled port tables, routing) → the
+//! elements: [`queue`] (schedulers and AQM), [`shaping`], [`pfc`], [`balance`], [`failure`],
+//! [`nic`] and [`transport`] → [`flow`] → [`engine`] (logical processes with the egress
+//! pipeline, the window engine and the sequential reference engine) → [`world`] (the
+//! bevy_ecs model: entities, components and systems).
 
 pub mod balance;
 pub mod engine;

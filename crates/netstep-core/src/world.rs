@@ -1,7 +1,7 @@
 //! The model as a bevy_ecs World: nodes, links and flows are entities; configuration and
 //! results are components; setup, injection and flushing are systems run by single-threaded
-//! schedules (DESIGN.md measured 13-18 µs per multi-threaded schedule run vs 0.04-0.3 µs
-//! single-threaded).
+//! schedules (they run once per run, so a multi-threaded executor's start-up buys nothing;
+//! ARCHITECTURE.md, "Data layout").
 //!
 //! The per-window hot path does not iterate the World: [`compile_network`] and
 //! [`inject_flows`] turn the entities into the dense, read-only [`Model`] (struct-of-arrays port

@@ -434,94 +434,96 @@ pub enum TransportConfig {
         /// Default false.
         ecn: Option<bool>,
     },
-    /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK
-    /// recovery and a congestion control.
+    /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK recovery
+    /// and a congestion control. An unset field takes its default from
+    /// `netstep_core::transport::tcp::TcpSpec::new`, the one place defaults are written
+    /// (`scenarios/REFERENCE.md` states them, checked by a test).
     #[serde(alias = "tcp_newreno")]
     Tcp {
-        /// Congestion control. Default `"newreno"`.
+        /// Congestion control.
         cc: Option<CcConfig>,
-        /// SACK (RFC 2018) and SACK-based recovery (RFC 6675). Default true; false gives
-        /// NewReno's cumulative-ACK recovery (RFC 6582).
+        /// SACK (RFC 2018) and SACK-based recovery (RFC 6675); false gives NewReno's
+        /// cumulative-ACK recovery (RFC 6582).
         sack: Option<bool>,
-        /// Delayed-ACK timeout (ACK every second segment or after this delay). Default off;
-        /// `"0s"` is off too. Example: `delayed_ack = "200us"`.
+        /// Delayed-ACK timeout (ACK every second segment or after this delay); `"0s"` is
+        /// off. Example: `delayed_ack = "200us"`.
         delayed_ack: Option<String>,
-        /// Slow-start increase per ACK in segments (RFC 3465 `L`); 0 = no limit. Default 2.
+        /// Slow-start increase per ACK in segments (RFC 3465 `L`); 0 = no limit.
         abc_limit: Option<u32>,
-        /// Pace segments at 2x / 1.2x cwnd per RTT (Linux `fq` pacing). Default false.
+        /// Pace segments at 2x / 1.2x cwnd per RTT (Linux `fq` pacing).
         pacing: Option<bool>,
-        /// Payload per segment. Default `"1460B"`.
+        /// Payload per segment.
         mss: Option<String>,
-        /// Header bytes per segment and ACK size. Default `"40B"`.
+        /// Header bytes per segment and ACK size.
         header: Option<String>,
-        /// Initial window, segments. Default 10.
+        /// Initial window, segments.
         initial_cwnd: Option<u32>,
-        /// Minimum RTO. Default `"1ms"`.
+        /// Minimum RTO.
         rto_min: Option<String>,
-        /// RTO before the first RTT sample. Default `"1s"`.
+        /// RTO before the first RTT sample.
         rto_initial: Option<String>,
-        /// Maximum backed-off RTO. Default `"60s"`.
+        /// Maximum backed-off RTO.
         rto_max: Option<String>,
         /// Retransmission timeouts in a row without progress before the flow is given up
-        /// (marked failed, `fail_reason = "retry_limit"`). Default 15 (Linux `tcp_retries2`).
+        /// (marked failed, `fail_reason = "retry_limit"`).
         max_retries: Option<u32>,
-        /// DCTCP's EWMA gain `g` in (0, 1] (`cc = "dctcp"` only). Default 1/16.
+        /// DCTCP's EWMA gain `g` in (0, 1] (`cc = "dctcp"` only).
         dctcp_g: Option<f64>,
     },
     /// RDMA (RoCEv2-style): rate-based sender, per-packet ACKs, go-back-N, with a rate control.
+    /// An unset field takes its default from `netstep_core::transport::rdma::RdmaSpec::new`
+    /// and the rate control's `Default` (`DcqcnSpec`, `TimelySpec`, `HpccSpec`).
     Rdma {
-        /// Rate control: `"dcqcn"`, `"timely"` or `"hpcc"`. Default `"dcqcn"`.
+        /// Rate control: `"dcqcn"`, `"timely"` or `"hpcc"`.
         cc: Option<RdmaCcConfig>,
-        /// Payload per packet. Default `"1000B"`.
+        /// Payload per packet.
         mtu: Option<String>,
-        /// Header bytes per data packet and ACK/NACK size. Default `"48B"`.
+        /// Header bytes per data packet and ACK/NACK size.
         header: Option<String>,
-        /// No progress for this long: go back to the first unacknowledged packet. Default
-        /// `"1ms"`.
+        /// No progress for this long: go back to the first unacknowledged packet.
         rto: Option<String>,
-        /// Timeouts in a row without progress before the flow is given up. Default 15.
+        /// Timeouts in a row without progress before the flow is given up.
         max_retries: Option<u32>,
-        /// At most one NACK per gap in this interval. Default `"500us"`.
+        /// At most one NACK per gap in this interval.
         nack_interval: Option<String>,
-        /// Acknowledge in-order packets once every this many (coalesced ACKs). Default 1.
+        /// Acknowledge in-order packets once every this many (coalesced ACKs).
         ack_every: Option<u32>,
-        /// Loss recovery: `"go_back_n"` (default) or `"selective_repeat"`.
+        /// Loss recovery: `"go_back_n"` or `"selective_repeat"`.
         recovery: Option<String>,
-        /// DCQCN: EWMA gain of alpha. Default 1/16.
+        /// DCQCN: EWMA gain of alpha.
         g: Option<f64>,
-        /// DCQCN: alpha update period. Default `"55us"`.
+        /// DCQCN: alpha update period.
         alpha_interval: Option<String>,
-        /// DCQCN: rate-decrease check period. Default `"4us"`.
+        /// DCQCN: rate-decrease check period.
         decrease_interval: Option<String>,
-        /// DCQCN: rate-increase timer. Default `"1500us"`.
+        /// DCQCN: rate-increase timer.
         increase_interval: Option<String>,
-        /// DCQCN: fast-recovery stages before additive increase. Default 5.
+        /// DCQCN: fast-recovery stages before additive increase.
         fast_recovery_stages: Option<u32>,
-        /// Additive increase step. Default `"5Mbps"` (DCQCN, TIMELY); HPCC: the line rate
-        /// / 2500 (40 Mb/s at 100 Gb/s, the HPCC simulator's).
+        /// Additive increase step (HPCC's default depends on the line rate).
         rate_ai: Option<String>,
-        /// DCQCN and TIMELY: hyper increase step. Default `"50Mbps"`.
+        /// DCQCN and TIMELY: hyper increase step.
         rate_hai: Option<String>,
-        /// Lowest rate (DCQCN, TIMELY, HPCC). Default `"100Mbps"`.
+        /// Lowest rate (DCQCN, TIMELY, HPCC).
         min_rate: Option<String>,
-        /// TIMELY: EWMA weight of a new RTT difference. Default 0.875.
+        /// TIMELY: EWMA weight of a new RTT difference.
         timely_alpha: Option<f64>,
-        /// TIMELY: multiplicative decrease factor. Default 0.8.
+        /// TIMELY: multiplicative decrease factor.
         timely_beta: Option<f64>,
-        /// TIMELY: always increase below this RTT. Default `"50us"`.
+        /// TIMELY: always increase below this RTT.
         t_low: Option<String>,
-        /// TIMELY: decrease in proportion to the excess above this RTT. Default `"500us"`.
+        /// TIMELY: decrease in proportion to the excess above this RTT.
         t_high: Option<String>,
-        /// TIMELY: the gradient's normalizing RTT. Default `"20us"`.
+        /// TIMELY: the gradient's normalizing RTT.
         min_rtt: Option<String>,
-        /// HPCC: target utilisation eta in (0, 1]. Default 0.95.
+        /// HPCC: target utilisation eta in (0, 1].
         eta: Option<f64>,
-        /// HPCC: additive increases in a row before a multiplicative step. Default 5.
+        /// HPCC: additive increases in a row before a multiplicative step.
         max_stage: Option<u32>,
-        /// HPCC: the base RTT `T` (window = rate x T). Default: each flow's own unloaded
-        /// round trip.
+        /// HPCC: the base RTT `T` (window = rate x T); unset: each flow's own unloaded round
+        /// trip.
         base_rtt: Option<String>,
-        /// HPCC: react to every ACK (true, default) or once per round trip.
+        /// HPCC: react to every ACK (true) or once per round trip.
         fast_react: Option<bool>,
     },
 }

@@ -901,4 +901,227 @@ mod tests {
             "scenarios/REFERENCE.md does not document: {missing:?}"
         );
     }
+    /// The rows of the field table that follows `marker` in REFERENCE.md: `(field, default)`.
+    fn reference_table(reference: &str, marker: &str) -> Vec<(String, String)> {
+        let start = reference.find(marker).expect("marker in REFERENCE.md");
+        let mut rows = Vec::new();
+        let mut in_table = false;
+        for line in reference[start..].lines() {
+            if line.starts_with("| field | unit | default | example |") {
+                in_table = true;
+                continue;
+            }
+            if !in_table || line.starts_with("|---") {
+                continue;
+            }
+            if !line.starts_with('|') {
+                break;
+            }
+            let cells: Vec<&str> = line.split(" | ").collect();
+            assert_eq!(
+                cells.len(),
+                4,
+                "REFERENCE.md row with a stray ' | ': {line}"
+            );
+            rows.push((
+                cells[0].trim_start_matches("| ").to_string(),
+                cells[2].to_string(),
+            ));
+        }
+        rows
+    }
+
+    /// A duration as a scenario writes it, in the largest unit that divides it exactly.
+    fn duration(t: netstep_core::units::SimTime) -> String {
+        let units = [
+            (1_000_000_000_000, "s"),
+            (1_000_000_000, "ms"),
+            (1_000_000, "us"),
+            (1_000, "ns"),
+        ];
+        let (div, unit) = units
+            .into_iter()
+            .find(|(d, _)| t.0.is_multiple_of(*d))
+            .unwrap_or((1, "ps"));
+        format!("`\"{}{unit}\"`", t.0 / div)
+    }
+
+    fn size(bytes: u32) -> String {
+        format!("`\"{bytes}B\"`")
+    }
+
+    fn rate(bps: f64) -> String {
+        let units = [(1e9, "Gbps"), (1e6, "Mbps"), (1e3, "Kbps")];
+        let (div, unit) = units
+            .into_iter()
+            .find(|(d, _)| (bps / d).fract() == 0.0)
+            .unwrap_or((1.0, "bps"));
+        format!("`\"{}{unit}\"`", bps / div)
+    }
+
+    /// A gain as the reference writes it: `1/n` when it is one over a whole number.
+    fn gain(g: f64) -> String {
+        let n = 1.0 / g;
+        if n.fract() == 0.0 {
+            format!("1/{n}")
+        } else {
+            format!("{g}")
+        }
+    }
+
+    /// Compares a REFERENCE.md table with the defaults the code uses, name by name: every
+    /// documented field has the default stated (the cell equals it, or starts with it and
+    /// goes on with an explanation), and every field is documented.
+    fn check_table(marker: &str, expected: &[(&str, String)]) {
+        let reference = include_str!("../../../scenarios/REFERENCE.md");
+        let rows = reference_table(reference, marker);
+        let mut problems = Vec::new();
+        for (field, cell) in &rows {
+            match expected
+                .iter()
+                .find(|(name, _)| format!("`{name}`") == *field)
+            {
+                None => problems.push(format!("{field}: documented but not checked")),
+                Some((_, want)) => {
+                    let ok = cell == want
+                        || cell.starts_with(&format!("{want};"))
+                        || cell.starts_with(&format!("{want} ("));
+                    if !ok {
+                        problems.push(format!(
+                            "{field}: REFERENCE.md says {cell}, the code {want}"
+                        ));
+                    }
+                }
+            }
+        }
+        for (name, _) in expected {
+            if !rows.iter().any(|(field, _)| *field == format!("`{name}`")) {
+                problems.push(format!("`{name}`: not in the table after {marker:?}"));
+            }
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    /// One place per default: the TCP and RDMA transports take every unset field from
+    /// `TcpSpec::new` / `RdmaSpec::new` and the rate controls' `Default`, and REFERENCE.md
+    /// states exactly those values.
+    #[test]
+    fn reference_states_the_transport_defaults() {
+        use netstep_core::transport::CcSpec;
+        use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
+        use netstep_core::transport::rdma::hpcc::HpccSpec;
+        use netstep_core::transport::rdma::timely::TimelySpec;
+        use netstep_core::transport::rdma::{RdmaCc, RdmaSpec, Recovery};
+        use netstep_core::transport::tcp::TcpSpec;
+        let t = TcpSpec::new(CcSpec::NewReno);
+        check_table(
+            "`kind = \"tcp\"` (the default transport",
+            &[
+                ("cc", format!("`\"{}\"`", t.cc.name())),
+                ("dctcp_g", gain(CcSpec::DCTCP_DEFAULT_G)),
+                ("sack", t.sack.to_string()),
+                ("delayed_ack", t.delayed_ack.map_or("off".into(), duration)),
+                ("pacing", t.pacing.to_string()),
+                ("abc_limit", t.abc_limit.to_string()),
+                ("mss", size(t.mss_bytes)),
+                ("header", size(t.header_bytes)),
+                ("initial_cwnd", t.initial_cwnd.to_string()),
+                ("rto_min", duration(t.rto_min)),
+                ("rto_initial", duration(t.rto_initial)),
+                ("rto_max", duration(t.rto_max)),
+                ("max_retries", t.max_retries.to_string()),
+            ],
+        );
+        let d = DcqcnSpec::default();
+        let r = RdmaSpec::new(RdmaCc::Dcqcn(d));
+        let (tm, h) = (TimelySpec::default(), HpccSpec::default());
+        assert_eq!(
+            (
+                tm.rate_ai_bps,
+                tm.rate_hai_bps,
+                tm.min_rate_bps,
+                h.min_rate_bps
+            ),
+            (
+                d.rate_ai_bps,
+                d.rate_hai_bps,
+                d.min_rate_bps,
+                d.min_rate_bps
+            ),
+            "the rate steps are documented once for the three rate controls"
+        );
+        assert_eq!(
+            (h.rate_ai_bps, h.base_rtt),
+            (None, None),
+            "HPCC's defaults depend on the flow"
+        );
+        check_table(
+            "### `kind = \"rdma\"`",
+            &[
+                ("cc", "`\"dcqcn\"`".into()),
+                ("mtu", size(r.mtu_bytes)),
+                ("header", size(r.header_bytes)),
+                ("rto", duration(r.rto)),
+                ("max_retries", r.max_retries.to_string()),
+                ("nack_interval", duration(r.nack_interval)),
+                ("ack_every", r.ack_every.to_string()),
+                (
+                    "recovery",
+                    match r.recovery {
+                        Recovery::GoBackN => "`\"go_back_n\"`".into(),
+                        Recovery::SelectiveRepeat => "`\"selective_repeat\"`".into(),
+                    },
+                ),
+                ("g", gain(d.g)),
+                ("alpha_interval", duration(d.alpha_interval)),
+                ("decrease_interval", duration(d.decrease_interval)),
+                ("increase_interval", duration(d.increase_interval)),
+                ("fast_recovery_stages", d.fast_recovery_stages.to_string()),
+                ("rate_ai", rate(d.rate_ai_bps)),
+                ("rate_hai", rate(d.rate_hai_bps)),
+                ("min_rate", rate(d.min_rate_bps)),
+                ("timely_alpha", tm.alpha.to_string()),
+                ("timely_beta", tm.beta.to_string()),
+                (
+                    "t_low`, `t_high",
+                    format!("{}, {}", duration(tm.t_low), duration(tm.t_high)),
+                ),
+                ("min_rtt", duration(tm.min_rtt)),
+                ("eta", h.eta.to_string()),
+                ("max_stage", h.max_stage.to_string()),
+                ("base_rtt", "the flow's unloaded round trip".into()),
+                ("fast_react", h.fast_react.to_string()),
+            ],
+        );
+    }
+
+    /// The scenario format's defaults are the spec types' own: a transport table with no
+    /// field set resolves to `TcpSpec::new` / `RdmaSpec::new`.
+    #[test]
+    fn unset_transport_fields_resolve_to_the_spec_defaults() {
+        use netstep_core::transport::CcSpec;
+        use netstep_core::transport::TransportSpec;
+        use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
+        use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
+        use netstep_core::transport::tcp::TcpSpec;
+        let resolved = |kind: &str| {
+            let text = format!(
+                "[topology]\nkind = \"dumbbell\"\nleft = 1\nright = 1\n[[traffic]]\nkind = \"flows\"\ntransport = {{ kind = \"{kind}\" }}\nflows = [{{ src = \"l0\", dst = \"r0\", size = \"10KB\" }}]\n"
+            );
+            let limits = crate::limits::Limits::machine();
+            let s = crate::load_str(&text, "defaults.toml", "defaults", None, &[], &limits)
+                .expect("loads");
+            s.model.flows.flows[0].transport.clone()
+        };
+        match resolved("tcp") {
+            TransportSpec::Tcp(spec) => assert_eq!(spec, TcpSpec::new(CcSpec::NewReno)),
+            other => panic!("expected TCP, got {other:?}"),
+        }
+        match resolved("rdma") {
+            TransportSpec::Rdma(spec) => {
+                assert_eq!(spec, RdmaSpec::new(RdmaCc::Dcqcn(DcqcnSpec::default())))
+            }
+            other => panic!("expected RDMA, got {other:?}"),
+        }
+    }
 }

@@ -34,7 +34,7 @@ pub enum Phase {
 /// Bits of [`EventKey::order`] holding the creation time.
 pub const CREATED_BITS: u32 = 60;
 /// The latest time an event may be scheduled at: `2^60 - 1` ps (about 13.3 days). An event
-/// beyond it ends the run with [`crate::engine::window::EngineError::TimeOverflow`].
+/// beyond it ends the run with [`crate::engine::RunError::TimeOverflow`].
 pub const MAX_EVENT_TIME: SimTime = SimTime((1 << CREATED_BITS) - 1);
 /// The largest number of logical processes (nodes) the engine supports.
 pub const MAX_LPS: u64 = 1 << 26;

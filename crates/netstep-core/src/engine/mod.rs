@@ -5,7 +5,7 @@
 //!   earliest pending event anywhere (idle time is skipped). Every LP with work in the window
 //!   processes its events in key order, in parallel (rayon); cross-LP messages are exchanged at
 //!   the barrier. With `W <= lookahead` this is exactly a sequential simulation.
-//! - [`reference`]: a plain global event heap, one event at a time. Test support: the
+//! - [`mod@reference`]: a plain global event heap, one event at a time. Test support: the
 //!   differential tests require identical results from both.
 
 mod chunk;

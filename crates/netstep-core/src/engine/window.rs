@@ -6,7 +6,7 @@
 //!
 //! LPs are dealt into `C` chunks (node `n` lives in chunk `n % C`, so every chunk gets a share
 //! of hosts and of each switch tier). A chunk owns its LPs' states (boxed, allocated on first
-//! use), their event queues ([`LpQueue`], a dense array apart from the states, so delivering a
+//! use), their event queues ([`super::lp_queue::LpQueue`], a dense array apart from the states, so delivering a
 //! message does not touch the receiving LP's state), its list of active LPs and one outgoing
 //! message bucket per destination chunk. Each window is one parallel phase over chunks: a
 //! chunk first *delivers* the messages addressed to it in the previous window into its LPs'

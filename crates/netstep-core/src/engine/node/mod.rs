@@ -3,14 +3,14 @@
 //! an [`EventSink`].
 //!
 //! A node is its bookkeeping ([`lp`]: counters, hop records, telemetry, its own events), its
-//! egress ports ([`port`]: the pipeline admission → queueing → shaper → transmitter, with
+//! egress ports (`port`: the pipeline admission → queueing → shaper → transmitter, with
 //! PFC's control lane) and its role, which owns everything else:
-//! - [`host`]: transports, the NIC with its socket queues and backpressure, delivery;
-//! - [`switch`]: forwarding (routing, load balancing, explicit paths) and PFC accounting.
+//! - `host`: transports, the NIC with its socket queues and backpressure, delivery;
+//! - `switch`: forwarding (routing, load balancing, explicit paths) and PFC accounting.
 //!
 //! Each part is borrowed on its own: an event at a host or switch gets the LP bookkeeping and
 //! the ports as explicit arguments, and the port pipeline calls back into its owner only
-//! through [`port::Owner`], so no file reaches into another's state.
+//! through `port::Owner`, so no file reaches into another's state.
 
 mod host;
 pub mod lp;

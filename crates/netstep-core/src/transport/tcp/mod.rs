@@ -1,10 +1,10 @@
 //! TCP: a reliable sender and receiver shared by every window-based congestion control.
 //!
-//! - [`sender`]: sequence space, retransmission timer and retry limit, loss recovery with a
+//! - `sender`: sequence space, retransmission timer and retry limit, loss recovery with a
 //!   SACK scoreboard (RFC 6675) or NewReno's cumulative ACKs (RFC 6582, `sack = false`);
-//! - [`scoreboard`]: the SACK scoreboard (`IsLost`, `pipe`, `NextSeg`);
+//! - `scoreboard`: the SACK scoreboard (`IsLost`, `pipe`, `NextSeg`);
 //! - [`rto`]: RFC 6298 retransmission timeout estimation;
-//! - [`receiver`]: reassembly, cumulative ACK with a SACK block, optional delayed ACK;
+//! - `receiver`: reassembly, cumulative ACK with a SACK block, optional delayed ACK;
 //! - the congestion control itself is a [`CcSpec`] / [`crate::transport::cc`] variant.
 //!
 //! Segment-granular: segment `i` carries payload bytes `[i·mss, (i+1)·mss)`; no handshake,
