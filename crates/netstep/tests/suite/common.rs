@@ -57,15 +57,21 @@ pub fn run_reference(s: &Scenario) -> RunOutput {
     reference::run(&s.model, s.meta.duration).expect("run")
 }
 
-/// Runs the reference engine and asserts the window engine on 1 and on 4 threads simulates
-/// exactly the same; returns the reference run.
-pub fn exact_on_1_and_4_threads(s: &Scenario, what: &str) -> RunOutput {
+/// Runs the reference engine and asserts the window engine in exact mode simulates exactly
+/// the same on each thread count of `threads`; returns the reference run. The one exactness
+/// check every element's test calls.
+pub fn exact_on(s: &Scenario, what: &str, threads: &[usize]) -> RunOutput {
     let reference = run_reference(s);
-    for threads in [1, 4] {
+    for &threads in threads {
         let window = run_window(s, threads, WindowMode::Exact);
         assert_same_simulation(&reference, &window, &format!("{what}, {threads} threads"));
     }
     reference
+}
+
+/// [`exact_on`] on 1 and 4 threads.
+pub fn exact_on_1_and_4_threads(s: &Scenario, what: &str) -> RunOutput {
+    exact_on(s, what, &[1, 4])
 }
 
 /// Asserts two runs simulated the same thing (ignoring how many windows they took).

@@ -1,21 +1,11 @@
 //! Exact mode equals the sequential reference engine, row for row, on every golden scenario.
 
-use netstep_core::engine::WindowMode;
-
 use crate::common::*;
 
 fn check(name: &str, mut s: netstep_scenario::Scenario) {
     s.model.record_deliveries = true;
-    let reference = run_reference(&s);
+    let reference = exact_on(&s, name, &[1, 2]);
     assert!(reference.stats.packet_hops > 0, "{name}: nothing simulated");
-    for threads in [1, 2] {
-        let window = run_window(&s, threads, WindowMode::Exact);
-        assert_same_simulation(
-            &reference,
-            &window,
-            &format!("{name} ({threads} threads) vs reference"),
-        );
-    }
 }
 
 #[test]

@@ -160,19 +160,11 @@ fn schedulers_are_exact_and_thread_invariant() {
             "traffic.1.flows=[{ src = \"l1\", dst = \"r0\", size = \"300KB\" }]",
         ];
         let s = scenario_file("scenarios/elements/drr-shares.toml", &overrides);
-        let reference = run_reference(&s);
+        let reference = exact_on(&s, scheduler, &[1, 2]);
         assert!(
             reference.stats.drops > 0,
             "{scheduler}: the bottleneck drops"
         );
-        for threads in [1, 2] {
-            let window = run_window(&s, threads, WindowMode::Exact);
-            assert_same_simulation(
-                &reference,
-                &window,
-                &format!("{scheduler}, {threads} threads"),
-            );
-        }
     }
 }
 
@@ -337,11 +329,7 @@ fn aqm_runs_are_exact_and_thread_invariant() {
         "{ kind = \"red\", min = \"20KB\", max = \"150KB\", weight = 1.0 }",
     ] {
         let s = aqm_scenario(aqm);
-        let reference = run_reference(&s);
-        for threads in [1, 2] {
-            let window = run_window(&s, threads, WindowMode::Exact);
-            assert_same_simulation(&reference, &window, &format!("{aqm}, {threads} threads"));
-        }
+        exact_on(&s, aqm, &[1, 2]);
     }
 }
 
@@ -399,16 +387,8 @@ fn shared_buffer_runs_are_exact_and_thread_invariant() {
             "traffic.1.flows=[{ src = \"c\", dst = \"y\", packets = 100000 }, { src = \"d\", dst = \"x\", packets = 100000 }]",
         ],
     );
-    let reference = run_reference(&s);
+    let reference = exact_on(&s, "shared buffer", &[1, 2]);
     assert!(reference.stats.drops > 0, "the shared buffer drops");
-    for threads in [1, 2] {
-        let window = run_window(&s, threads, WindowMode::Exact);
-        assert_same_simulation(
-            &reference,
-            &window,
-            &format!("shared buffer, {threads} threads"),
-        );
-    }
 }
 
 /// Share of packets the DECbit bottleneck (sl -> sr) marked at `interval` mean gaps.
@@ -444,13 +424,7 @@ fn decbit_marks_once_the_average_queue_reaches_one_packet() {
         "scenarios/elements/decbit.toml",
         &["traffic.0.flows.0.packets=5000"],
     );
-    let reference = run_reference(&s);
-    assert_same_simulation(&reference, &run_window(&s, 1, WindowMode::Exact), "decbit");
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "decbit, 4 threads",
-    );
+    exact_on_1_and_4_threads(&s, "decbit");
 }
 
 #[test]
@@ -482,15 +456,7 @@ fn every_element_together_is_exact_and_thread_invariant() {
     ];
     for overrides in variants {
         let s = scenario_file(file, overrides);
-        let reference = run_reference(&s);
+        let reference = exact_on_1_and_4_threads(&s, &format!("{overrides:?}"));
         assert!(reference.stats.packet_hops > 0);
-        for threads in [1, 4] {
-            let window = run_window(&s, threads, WindowMode::Exact);
-            assert_same_simulation(
-                &reference,
-                &window,
-                &format!("{overrides:?} with {threads} threads"),
-            );
-        }
     }
 }

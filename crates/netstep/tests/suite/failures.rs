@@ -2,7 +2,6 @@
 //! sent onto a dead link are lost as `link_down`, a host link that comes back lets its flow
 //! finish; exactness and thread invariance with failures; bad failure entries are refused.
 
-use netstep_core::engine::WindowMode;
 use netstep_core::engine::trace::DropReason;
 use netstep_core::packet::PacketKind;
 
@@ -89,18 +88,8 @@ fn a_flow_over_a_failed_core_link_completes_over_another_path() {
 fn failures_are_exact_and_thread_invariant_with_every_routing_mode() {
     for mode in ["ecmp", "spray_random", "adaptive"] {
         let s = scenario_file(FILE, &[&format!("routing.mode=\"{mode}\"")]);
-        let reference = run_reference(&s);
+        let reference = exact_on_1_and_4_threads(&s, mode);
         assert!(reference.stats.drops > 0);
-        assert_same_simulation(
-            &reference,
-            &run_window(&s, 1, WindowMode::Exact),
-            &format!("{mode}: reference vs 1 thread"),
-        );
-        assert_same_simulation(
-            &reference,
-            &run_window(&s, 4, WindowMode::Exact),
-            &format!("{mode}: reference vs 4 threads"),
-        );
     }
 }
 

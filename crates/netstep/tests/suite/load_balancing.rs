@@ -281,22 +281,12 @@ fn every_mode_is_exact_and_thread_invariant() {
             "traffic.0.flows.5.packets=300",
         ]);
         let s = scenario_file(SPRAYING, &overrides);
-        let reference = run_reference(&s);
-        let one = run_window(&s, 1, WindowMode::Exact);
-        let four = run_window(&s, 4, WindowMode::Exact);
-        assert_same_simulation(
-            &reference,
-            &one,
-            &format!("{mode:?}: reference vs 1 thread"),
-        );
-        assert_same_simulation(&one, &four, &format!("{mode:?}: 1 vs 4 threads"));
+        exact_on_1_and_4_threads(&s, &format!("{mode:?}"));
         let tcp = scenario_file(
             SPRAYING,
             &[mode, &["traffic.0.transport={ kind = \"tcp\" }"]].concat(),
         );
-        let reference = run_reference(&tcp);
-        let two = run_window(&tcp, 2, WindowMode::Exact);
-        assert_same_simulation(&reference, &two, &format!("{mode:?} with TCP"));
+        exact_on(&tcp, &format!("{mode:?} with TCP"), &[2]);
     }
 }
 

@@ -142,17 +142,7 @@ fn shaping_and_policing_are_exact_and_thread_invariant() {
         ),
     ];
     for (i, s) in cases.iter().enumerate() {
-        let reference = run_reference(s);
-        assert_same_simulation(
-            &reference,
-            &run_window(s, 1, WindowMode::Exact),
-            &format!("case {i}"),
-        );
-        assert_same_simulation(
-            &reference,
-            &run_window(s, 3, WindowMode::Exact),
-            &format!("case {i}, 3 threads"),
-        );
+        exact_on(s, &format!("case {i}"), &[1, 3]);
     }
 }
 

@@ -120,17 +120,7 @@ packets = 5
     check_dimension_order(s, &shape);
     // Exactness against the reference engine and across thread counts.
     let s = scenario(text, &[]);
-    let reference = run_reference(&s);
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 1, WindowMode::Exact),
-        "torus: 1 thread",
-    );
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 4, WindowMode::Exact),
-        "torus: 4 threads",
-    );
+    exact_on_1_and_4_threads(&s, "torus");
 }
 
 #[test]
@@ -176,10 +166,5 @@ fn each_direction_of_a_link_has_its_own_parameters() {
     // 5 Gb/s (160 us), plus 3 hops of 10 Gb/s serialization and 1 + 5 + 1 us of propagation.
     let end = out.flows[1].end.unwrap().0;
     assert_eq!(end, 99 * 1_600_000 + 3 * 800_000 + 7_000_000);
-    let reference = run_reference(&s);
-    assert_same_simulation(
-        &reference,
-        &run_window(&s, 2, WindowMode::Exact),
-        "asymmetric",
-    );
+    exact_on(&s, "asymmetric", &[2]);
 }
