@@ -64,8 +64,28 @@ cdf = "{cdf}"
 duration = "{duration}"
 """
 
-FULL = {"loads": (0.3, 0.5, 0.7), "seeds": tuple(range(1, 17)), "test_seeds": 4, "ms": 20}
-QUICK = {"loads": (0.5,), "seeds": (1, 2), "test_seeds": 1, "ms": 2}
+# rounds: boosting iterations; threads: OpenMP threads for training (None: one per core; the
+# quick form's few hundred flows gain nothing from more than one, and on a loaded machine
+# every parallel step would wait for a descheduled thread); sweep_timeout_s: the longest
+# wait for `netstep sweep` before the example gives up with an error.
+FULL = {
+    "loads": (0.3, 0.5, 0.7),
+    "seeds": tuple(range(1, 17)),
+    "test_seeds": 4,
+    "ms": 20,
+    "rounds": 300,
+    "threads": None,
+    "sweep_timeout_s": 3600,
+}
+QUICK = {
+    "loads": (0.5,),
+    "seeds": (1, 2),
+    "test_seeds": 1,
+    "ms": 2,
+    "rounds": 40,
+    "threads": 1,
+    "sweep_timeout_s": 300,
+}
 
 FEATURES = [
     "log_size",
@@ -131,7 +151,13 @@ def generate(
             f.write("\n".join(lines) + "\n")
     data = out / "data"
     cmd = [str(binary), "sweep", str(sweep), "--out", str(data), "--jobs", str(jobs), "--quiet"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        # subprocess.run kills the driver on timeout, and the driver's runs exit with it.
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg["sweep_timeout_s"])
+    except subprocess.TimeoutExpired as e:
+        raise RuntimeError(
+            f"{' '.join(cmd)} did not finish within {cfg['sweep_timeout_s']} s; stopped"
+        ) from e
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
     return data
@@ -296,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     from sklearn.ensemble import HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
 
     cfg = QUICK if args.quick else FULL
     out = Path(args.out)
@@ -312,15 +339,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit("error: no completed flows to train or test on")
 
     model = HistGradientBoostingRegressor(
-        max_iter=300,
+        max_iter=cfg["rounds"],
         learning_rate=0.05,
         min_samples_leaf=20 if train.height >= 200 else 2,
         random_state=0,
     )
     x_train, y_train = train.select(FEATURES).to_numpy(), np.log(train["slowdown"].to_numpy())
-    model.fit(x_train, y_train)
-    log_pred = model.predict(test.select(FEATURES).to_numpy())
-    residuals = out_of_fold_residuals(model, train, x_train, y_train)
+    with threadpool_limits(limits=cfg["threads"], user_api="openmp"):
+        model.fit(x_train, y_train)
+        log_pred = model.predict(test.select(FEATURES).to_numpy())
+        residuals = out_of_fold_residuals(model, train, x_train, y_train)
     sampled = log_pred + sample_residuals(train, residuals, test, params)
     test = test.with_columns(
         point=pl.Series(np.exp(log_pred)), sampled=pl.Series(np.maximum(np.exp(sampled), 1.0))

@@ -267,7 +267,7 @@ pub fn base_rtt(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> 
 }
 
 /// What happened to one flow.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowOutcome {
     /// Flow id.
     pub flow: u32,

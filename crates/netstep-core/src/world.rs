@@ -3,19 +3,32 @@
 //! schedules (they run once per run, so a multi-threaded executor's start-up buys nothing;
 //! ARCHITECTURE.md, "Data layout").
 //!
-//! The per-window hot path does not iterate the World: [`compile_network`] and
-//! [`inject_flows`] turn the entities into the dense, read-only [`Model`] (struct-of-arrays port
-//! tables, flow table) that the engines share, and [`record_outcomes`] writes each flow's
-//! result back onto its entity, where the trace writer reads it. ARCHITECTURE.md records the
-//! measurements behind this split.
+//! The World is the one home of a run's configuration: nodes ([`NodeId`], [`NodeRole`],
+//! [`NodeName`]), links ([`Link`], their classes in [`Fabric`]), flows ([`Flow`]) and link
+//! failures ([`LinkDown`]) are entities with their settings as components; the settings the
+//! engine applies to every host or every switch alike are resources ([`NicSettings`],
+//! [`SwitchSettings`]), as are the seed and what is traced ([`Seed`], [`TraceSettings`]).
+//!
+//! The per-window hot path does not iterate the World: the setup systems
+//! ([`compile_network`], [`inject_flows`], [`compile_elements`]) turn it into the dense,
+//! read-only [`Model`] (struct-of-arrays port tables, flow table, element settings) that the
+//! engines share, and [`record_outcomes`] writes each flow's result back onto its entity, where
+//! the trace writer reads it. ARCHITECTURE.md records the measurements behind this split.
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
+use crate::balance::BalanceSpec;
+use crate::engine::trace::TraceConfig;
 use crate::engine::{Model, RunOutput};
+use crate::failure::{FailureSchedule, LinkFailure};
 use crate::flow::{FlowOutcome, FlowSpec, FlowTable};
 use crate::network::{Network, NetworkError};
+use crate::nic::NicConfig;
+use crate::pfc::PfcSpec;
+use crate::queue::SharedBuffer;
 use crate::topology::{LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec};
+use crate::units::SimTime;
 
 /// Node index (= logical process id).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,8 +60,43 @@ pub struct Flow {
     pub spec: FlowSpec,
 }
 
+/// A link that fails during the run: the one link between nodes `a` and `b` carries nothing
+/// from `down` until `up` (for good without one). `id` orders the failures.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkDown {
+    /// Failure index (the order the scenario lists them in).
+    pub id: u32,
+    /// One end (node index).
+    pub a: u32,
+    /// The other end (node index).
+    pub b: u32,
+    /// The link stops carrying packets at this time.
+    pub down: SimTime,
+    /// It carries packets again from this time (`None`: never).
+    pub up: Option<SimTime>,
+}
+
+/// The NIC settings every host shares (the engine has one NIC model for all hosts).
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NicSettings(pub NicConfig);
+
+/// The settings every switch shares: the shared buffer, load balancing, PFC.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct SwitchSettings {
+    /// Shared buffer with dynamic thresholds (`None`: each port has its own buffer).
+    pub shared_buffer: Option<SharedBuffer>,
+    /// How switches pick among equal-cost next hops.
+    pub balance: BalanceSpec,
+    /// Priority flow control (`None`: every class is lossy).
+    pub pfc: Option<PfcSpec>,
+}
+
+/// What a run records beyond the always-written tables.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceSettings(pub TraceConfig);
+
 /// A flow entity's outcome, written by [`record_outcomes`].
-#[derive(Component, Clone, Debug, PartialEq, Eq)]
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowResult(pub FlowOutcome);
 
 /// Link classes and routing of the fabric.
@@ -105,6 +153,22 @@ pub fn node_name(world: &mut World, id: u32) -> Option<String> {
         .iter(world)
         .find(|(n, _)| n.0 == id)
         .map(|(_, name)| name.0.clone())
+}
+
+/// Spawns one [`LinkDown`] entity per failure `(a, b, down, up)`, in order.
+pub fn spawn_failures(world: &mut World, failures: &[(u32, u32, SimTime, Option<SimTime>)]) {
+    world.spawn_batch(
+        failures
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b, down, up))| LinkDown {
+                id: i as u32,
+                a,
+                b,
+                down,
+                up,
+            }),
+    );
 }
 
 /// Spawns one entity per flow (ids in order) and sets the seed.
@@ -184,6 +248,46 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
     setup.model = Some(model);
 }
 
+/// Setup system: the element settings onto the [`Model`] (NICs, switches, tracing), and the
+/// link failures compiled against its network (each failure epoch gets its own routing).
+pub fn compile_elements(
+    failures: Query<&LinkDown>,
+    nic: Res<NicSettings>,
+    switches: Res<SwitchSettings>,
+    trace: Res<TraceSettings>,
+    mut setup: ResMut<Setup>,
+) {
+    let Some(Ok(model)) = setup.model.as_mut() else {
+        return;
+    };
+    model.nic = nic.0;
+    model.shared_buffer = switches.shared_buffer;
+    model.balance = switches.balance;
+    model.pfc = switches.pfc;
+    model.trace = trace.0.clone();
+    let mut list: Vec<&LinkDown> = failures.iter().collect();
+    if list.is_empty() {
+        return;
+    }
+    list.sort_by_key(|f| f.id);
+    let net = &model.net;
+    let port = |from: u32, to: u32| {
+        net.port_towards(from, to)
+            .map(|local| net.port_id(from, local))
+            .expect("the scenario checked that a link joins the failure's ends")
+    };
+    let list = list
+        .into_iter()
+        .map(|f| LinkFailure {
+            port_a: port(f.a, f.b),
+            port_b: port(f.b, f.a),
+            down: f.down,
+            up: f.up,
+        })
+        .collect();
+    model.failures = Some(Box::new(FailureSchedule::new(net, list)));
+}
+
 /// Flushing system: writes each flow's outcome onto its entity.
 pub fn record_outcomes(
     mut commands: Commands,
@@ -191,8 +295,8 @@ pub fn record_outcomes(
     results: Res<RunResults>,
 ) {
     for (entity, flow) in &flows {
-        if let Some(outcome) = results.0.flows.get(flow.id as usize) {
-            commands.entity(entity).insert(FlowResult(outcome.clone()));
+        if let Some(&outcome) = results.0.flows.get(flow.id as usize) {
+            commands.entity(entity).insert(FlowResult(outcome));
         }
     }
 }
@@ -201,12 +305,16 @@ fn single_threaded(schedule: &mut Schedule) {
     schedule.set_executor(SingleThreadedExecutor::new());
 }
 
-/// Runs the setup schedule ([`compile_network`] then [`inject_flows`]) and returns the model.
+/// Runs the setup schedule ([`compile_network`], [`inject_flows`], [`compile_elements`]) and
+/// returns the model. Settings not in the World take their defaults.
 pub fn build_model(world: &mut World) -> Result<Model, NetworkError> {
     world.insert_resource(Setup::default());
+    world.init_resource::<NicSettings>();
+    world.init_resource::<SwitchSettings>();
+    world.init_resource::<TraceSettings>();
     let mut schedule = Schedule::default();
     single_threaded(&mut schedule);
-    schedule.add_systems((compile_network, inject_flows).chain());
+    schedule.add_systems((compile_network, inject_flows, compile_elements).chain());
     schedule.run(world);
     world
         .resource_mut::<Setup>()
@@ -215,13 +323,18 @@ pub fn build_model(world: &mut World) -> Result<Model, NetworkError> {
         .expect("setup schedule ran")
 }
 
-/// Runs the flushing schedule: stores `output` and records every flow's outcome.
-pub fn record_run(world: &mut World, output: RunOutput) {
+/// Runs the flushing schedule: records every flow's outcome of `output` on its entity and
+/// hands `output` back (moved through the World, never copied).
+pub fn record_run(world: &mut World, output: RunOutput) -> RunOutput {
     world.insert_resource(RunResults(output));
     let mut schedule = Schedule::default();
     single_threaded(&mut schedule);
     schedule.add_systems(record_outcomes);
     schedule.run(world);
+    world
+        .remove_resource::<RunResults>()
+        .expect("inserted above")
+        .0
 }
 
 #[cfg(test)]
@@ -266,5 +379,46 @@ mod tests {
         let results: Vec<FlowResult> = world.query::<&FlowResult>().iter(&world).cloned().collect();
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].0.packets_delivered, 3);
+    }
+    /// Every element setting reaches the model through the World: resources for what all
+    /// hosts or switches share, a component per link failure; nothing is assigned afterwards.
+    #[test]
+    fn element_settings_and_failures_compile_from_the_world() {
+        let class = LinkClass::new(
+            BitsPerSec(1_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(8),
+        );
+        let mut world = World::new();
+        spawn_topology(&mut world, dumbbell(1, 1, class, class));
+        spawn_flows(&mut world, Vec::new(), 1);
+        let nic = NicConfig {
+            per_flow: BufferSize::Packets(5),
+            ..NicConfig::default()
+        };
+        world.insert_resource(NicSettings(nic));
+        let pfc = PfcSpec {
+            lossless: 1 << 3,
+            xoff: Bytes(20_000),
+            xon: Bytes(10_000),
+            headroom: Bytes(30_000),
+        };
+        world.insert_resource(SwitchSettings {
+            pfc: Some(pfc),
+            ..SwitchSettings::default()
+        });
+        // The dumbbell's two switches are nodes 2 and 3 (hosts first).
+        spawn_failures(&mut world, &[(2, 3, SimTime::from_us(5), None)]);
+        let model = build_model(&mut world).unwrap();
+        assert_eq!(model.nic, nic);
+        assert_eq!(model.pfc, Some(pfc));
+        let failures = model.failures.as_ref().expect("one failure compiled");
+        let (a, b) = (
+            model.net.port_id(2, model.net.port_towards(2, 3).unwrap()),
+            model.net.port_id(3, model.net.port_towards(3, 2).unwrap()),
+        );
+        let far = SimTime::from_us(10);
+        assert!(failures.lost(a, far, far) && failures.lost(b, far, far));
+        assert!(!failures.lost(a, SimTime::ZERO, SimTime::from_us(1)));
     }
 }

@@ -341,7 +341,7 @@ fn balance(config: &config::RoutingConfig) -> Result<netstep_core::balance::Bala
 
 fn pfc(
     config: &config::SwitchFileConfig,
-    net: &netstep_core::network::Network,
+    classes: &[netstep_core::topology::LinkClass],
 ) -> Result<Option<netstep_core::pfc::PfcSpec>, Invalid> {
     let Some(pfc) = &config.pfc else {
         return Ok(None);
@@ -375,8 +375,7 @@ fn pfc(
         ));
     }
     let headroom = size("headroom", pfc.headroom.as_deref().unwrap_or("30KB"))?;
-    if let Some(class) = net
-        .classes
+    if let Some(class) = classes
         .iter()
         .find(|c| !netstep_core::queue::Queue::supports_pfc(&c.scheduler))
     {
@@ -604,31 +603,22 @@ fn build(
             &FieldPath::of(&["trace", "sample_interval"]),
         )?;
     }
+    // Every setting goes into the World; the setup systems compile the model from it.
+    let nic = world::NicSettings(nic_config(&parsed.nic)?);
+    let switches = world::SwitchSettings {
+        shared_buffer: shared_buffer(&parsed.switch)?,
+        balance: balance(&parsed.routing)?,
+        pfc: pfc(&parsed.switch, &topology.classes)?,
+    };
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, flows, seed);
-    let mut model = world::build_model(&mut world)
+    world::spawn_failures(&mut world, &failures);
+    world.insert_resource(nic);
+    world.insert_resource(switches);
+    world.insert_resource(world::TraceSettings(trace));
+    let model = world::build_model(&mut world)
         .map_err(|e| Invalid::new(FieldPath::of(&["topology"]), e.to_string()))?;
-    model.trace = trace;
-    model.nic = nic_config(&parsed.nic)?;
-    model.shared_buffer = shared_buffer(&parsed.switch)?;
-    model.balance = balance(&parsed.routing)?;
-    model.pfc = pfc(&parsed.switch, &model.net)?;
-    if !failures.is_empty() {
-        let net = &model.net;
-        let list = failures
-            .iter()
-            .map(|&(a, b, down, up)| netstep_core::failure::LinkFailure {
-                port_a: net.port_id(a, net.port_towards(a, b).expect("checked link")),
-                port_b: net.port_id(b, net.port_towards(b, a).expect("checked link")),
-                down,
-                up,
-            })
-            .collect();
-        model.failures = Some(Box::new(netstep_core::failure::FailureSchedule::new(
-            net, list,
-        )));
-    }
     for flow in 0..model.flows.len() as u32 {
         let route = netstep_core::flow::flow_route(&model.net, &model.flows, flow, false);
         let f = &model.flows.flows[flow as usize];

@@ -207,7 +207,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);
-    netstep_core::world::record_run(&mut scenario.world, output.clone());
+    let output = netstep_core::world::record_run(&mut scenario.world, output);
     let tables = output::Tables::build(&mut scenario, &output, wall);
     let summary_text = summary::render(&scenario, &tables, &output, wall);
     output::write(&staging, &scenario, &tables, &output)

@@ -91,10 +91,16 @@ impl SweepDir {
             }
             let state = root.join(STATE_DIR);
             if !state.is_dir() {
-                let mut entries = std::fs::read_dir(root)
+                let entries = std::fs::read_dir(root)
                     .with_context(|| format!("--out {shown}: cannot list the folder"))?;
-                if let Some(entry) = entries.next() {
+                // The sweep state itself may appear between the check above and this listing:
+                // another sweep started at the same moment is creating it (that sweep's lock
+                // then decides which one runs).
+                for entry in entries {
                     let name = entry?.file_name();
+                    if name == STATE_DIR {
+                        continue;
+                    }
                     bail!(
                         "--out {shown}: the folder holds {} and no sweep state ({STATE_DIR}); it is not a netstep sweep and will not be written into: choose another folder",
                         name.to_string_lossy()

@@ -586,6 +586,31 @@ fn a_second_driver_on_the_same_folder_is_refused() {
     assert!(err.contains("another `netstep sweep` is running"), "{err}");
 }
 
+/// Two sweeps started at the same moment on one new folder: both open it as a sweep folder
+/// (one then runs, the other is told another sweep is running), many times over, never "not
+/// a netstep sweep".
+#[test]
+fn two_sweeps_opening_one_new_folder_at_once_both_see_a_sweep_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..200 {
+        let out = dir.path().join(format!("out{i}"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (out, barrier) = (out.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SweepDir::open(&out).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for handle in handles {
+            let opened = handle.join().unwrap();
+            assert!(opened.is_ok(), "attempt {i}: {opened:?}");
+        }
+    }
+}
+
 #[test]
 fn a_folder_that_is_not_a_sweep_is_never_written_into() {
     let dir = tempfile::tempdir().unwrap();
