@@ -6,7 +6,9 @@
 
 use std::collections::VecDeque;
 
-use crate::topology::{FatTree, FatTreeRouter, LinkClass, NodeKind, RoutingKind, TopologySpec};
+use crate::topology::{
+    FatTree, FatTreeRouter, LinkClass, LinkSpec, NodeKind, RoutingKind, TopologySpec,
+};
 use crate::units::{Bytes, SimTime};
 
 /// Errors found while compiling a topology.
@@ -112,14 +114,33 @@ pub struct Network {
 impl Network {
     /// Compiles a topology into port tables and routing.
     pub fn compile(spec: &TopologySpec) -> Result<Network, NetworkError> {
-        let n_nodes = spec.nodes.len();
-        for (class, c) in spec.classes.iter().enumerate() {
+        let kinds: Vec<NodeKind> = spec.nodes.iter().map(|n| n.kind).collect();
+        Network::compile_parts(
+            kinds,
+            |n| spec.nodes[n as usize].name.clone(),
+            &spec.links,
+            &spec.classes,
+            &spec.routing,
+        )
+    }
+
+    /// Compiles a topology given as its parts: each node's kind (by node index), a node's
+    /// name on demand (for error messages only), the links, their classes and the routing.
+    pub fn compile_parts(
+        node_kind: Vec<NodeKind>,
+        name: impl Fn(u32) -> String,
+        links: &[LinkSpec],
+        classes: &[LinkClass],
+        routing: &RoutingKind,
+    ) -> Result<Network, NetworkError> {
+        let n_nodes = node_kind.len();
+        for (class, c) in classes.iter().enumerate() {
             if c.rate.0 == 0 {
                 return Err(NetworkError::ZeroRate { class });
             }
         }
         let mut degree = vec![0u32; n_nodes + 1];
-        for (i, link) in spec.links.iter().enumerate() {
+        for (i, link) in links.iter().enumerate() {
             for node in [link.a, link.b] {
                 if node as usize >= n_nodes {
                     return Err(NetworkError::NoSuchNode {
@@ -132,22 +153,22 @@ impl Network {
             if link.a == link.b {
                 return Err(NetworkError::SelfLoop {
                     link: i,
-                    node: spec.nodes[link.a as usize].name.clone(),
+                    node: name(link.a),
                 });
             }
             degree[link.a as usize] += 1;
             degree[link.b as usize] += 1;
         }
-        for (n, node) in spec.nodes.iter().enumerate() {
+        for (n, &kind) in node_kind.iter().enumerate() {
             if degree[n] > MAX_PORTS_PER_NODE {
                 return Err(NetworkError::TooManyPorts {
-                    node: node.name.clone(),
+                    node: name(n as u32),
                     ports: degree[n] as usize,
                 });
             }
-            if node.kind == NodeKind::Host && degree[n] != 1 {
+            if kind == NodeKind::Host && degree[n] != 1 {
                 return Err(NetworkError::HostDegree {
-                    host: node.name.clone(),
+                    host: name(n as u32),
                     links: degree[n] as usize,
                 });
             }
@@ -163,7 +184,7 @@ impl Network {
         let mut port_peer = vec![0u32; total as usize];
         let mut port_class = vec![0u16; total as usize];
         let mut port_peer_local = vec![0u16; total as usize];
-        for link in &spec.links {
+        for link in links {
             let pa = fill[link.a as usize];
             let pb = fill[link.b as usize];
             fill[link.a as usize] += 1;
@@ -177,25 +198,22 @@ impl Network {
                 port_peer_local[p as usize] = (far - port_offset[to as usize]) as u16;
             }
         }
-        let node_kind: Vec<NodeKind> = spec.nodes.iter().map(|n| n.kind).collect();
         let mut network = Network {
             node_kind,
             port_offset,
             port_peer,
             port_peer_local,
             port_class,
-            classes: spec.classes.clone(),
+            classes: classes.to_vec(),
             routing: Routing::FatTree(FatTreeRouter::new(FatTree {
                 k: 2,
                 hosts_per_edge: 1,
             })),
-            ps_per_byte: spec
-                .classes
+            ps_per_byte: classes
                 .iter()
                 .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
                 .collect(),
-            passes_empty: spec
-                .classes
+            passes_empty: classes
                 .iter()
                 .map(|c| {
                     crate::queue::Queue::for_port(&c.scheduler, &c.aqm).passes_when_empty()
@@ -204,7 +222,7 @@ impl Network {
                 })
                 .collect(),
         };
-        network.routing = match &spec.routing {
+        network.routing = match routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
             RoutingKind::ShortestPath => {
                 Routing::ShortestPath(ShortestPathTables::build(&network, &[]))

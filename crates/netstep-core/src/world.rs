@@ -182,25 +182,17 @@ pub fn spawn_flows(world: &mut World, flows: Vec<FlowSpec>, seed: u64) {
     world.insert_resource(Seed(seed));
 }
 
-/// Setup system: compiles node and link entities into the dense [`Network`].
+/// Setup system: compiles node and link entities into the dense [`Network`] (read in place:
+/// each node's kind and each link, by index; names only for an error message).
 pub fn compile_network(
     nodes: Query<(&NodeId, &NodeRole, &NodeName)>,
     links: Query<&Link>,
     fabric: Res<Fabric>,
     mut setup: ResMut<Setup>,
 ) {
-    let mut node_list: Vec<NodeSpec> = vec![
-        NodeSpec {
-            kind: NodeKind::Host,
-            name: String::new()
-        };
-        nodes.iter().len()
-    ];
-    for (id, role, name) in &nodes {
-        node_list[id.0 as usize] = NodeSpec {
-            kind: role.0,
-            name: name.0.clone(),
-        };
+    let mut kinds = vec![NodeKind::Host; nodes.iter().len()];
+    for (id, role, _) in &nodes {
+        kinds[id.0 as usize] = role.0;
     }
     let mut link_list = vec![
         LinkSpec {
@@ -214,13 +206,19 @@ pub fn compile_network(
     for link in &links {
         link_list[link.id as usize] = link.spec;
     }
-    let spec = TopologySpec {
-        nodes: node_list,
-        links: link_list,
-        classes: fabric.classes.clone(),
-        routing: fabric.routing.clone(),
+    let name = |n: u32| {
+        nodes
+            .iter()
+            .find(|(id, _, _)| id.0 == n)
+            .map_or_else(|| format!("node {n}"), |(_, _, name)| name.0.clone())
     };
-    setup.network = Some(Network::compile(&spec));
+    setup.network = Some(Network::compile_parts(
+        kinds,
+        name,
+        &link_list,
+        &fabric.classes,
+        &fabric.routing,
+    ));
 }
 
 /// Injection system: gathers flow entities into the flow table and assembles the [`Model`].
