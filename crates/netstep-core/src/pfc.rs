@@ -34,6 +34,12 @@ pub struct PfcSpec {
 }
 
 impl PfcSpec {
+    /// The default headroom above `xoff` before lossless arrivals are reported as exceeding
+    /// it: 30 KB, about one round trip of a 100 Gb/s link of a few hundred metres.
+    pub const DEFAULT_HEADROOM: Bytes = Bytes(30_000);
+}
+
+impl PfcSpec {
     /// Whether class `class` is lossless.
     #[inline]
     pub const fn is_lossless(&self, class: u8) -> bool {

@@ -374,7 +374,10 @@ fn pfc(
             format!("need 0 < xoff and xon <= xoff, got xoff {xoff}, xon {xon}"),
         ));
     }
-    let headroom = size("headroom", pfc.headroom.as_deref().unwrap_or("30KB"))?;
+    let headroom = match pfc.headroom.as_deref() {
+        Some(text) => size("headroom", text)?,
+        None => netstep_core::pfc::PfcSpec::DEFAULT_HEADROOM,
+    };
     if let Some(class) = classes
         .iter()
         .find(|c| !netstep_core::queue::Queue::supports_pfc(&c.scheduler))
@@ -413,7 +416,9 @@ fn shared_buffer(
     if size.0 == 0 {
         return Err(Invalid::new(path.key("shared_buffer"), "must be positive"));
     }
-    let alpha = config.alpha.unwrap_or(1.0);
+    let alpha = config
+        .alpha
+        .unwrap_or(netstep_core::queue::SharedBuffer::DEFAULT_ALPHA);
     if !(alpha.is_finite() && alpha > 0.0) {
         return Err(Invalid::new(
             path.key("alpha"),
@@ -896,9 +901,11 @@ mod tests {
         let start = reference.find(marker).expect("marker in REFERENCE.md");
         let mut rows = Vec::new();
         let mut in_table = false;
+        let mut columns = 0;
         for line in reference[start..].lines() {
-            if line.starts_with("| field | unit | default | example |") {
+            if line.starts_with("| field | unit | default |") {
                 in_table = true;
+                columns = line.split(" | ").count();
                 continue;
             }
             if !in_table || line.starts_with("|---") {
@@ -910,7 +917,7 @@ mod tests {
             let cells: Vec<&str> = line.split(" | ").collect();
             assert_eq!(
                 cells.len(),
-                4,
+                columns,
                 "REFERENCE.md row with a stray ' | ': {line}"
             );
             rows.push((
@@ -938,6 +945,22 @@ mod tests {
 
     fn size(bytes: u32) -> String {
         format!("`\"{bytes}B\"`")
+    }
+
+    /// A buffer as a scenario writes it: packets, or bytes in the largest exact decimal unit.
+    fn buffer(b: netstep_core::units::BufferSize) -> String {
+        use netstep_core::units::BufferSize;
+        match b {
+            BufferSize::Packets(n) => format!("`\"{n}pkts\"`"),
+            BufferSize::Bytes(bytes) => {
+                let units = [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")];
+                let (div, unit) = units
+                    .into_iter()
+                    .find(|(d, _)| bytes.0.is_multiple_of(*d))
+                    .unwrap_or((1, "B"));
+                format!("`\"{}{unit}\"`", bytes.0 / div)
+            }
+        }
     }
 
     fn rate(bps: f64) -> String {
@@ -1081,6 +1104,65 @@ mod tests {
                 ("max_stage", h.max_stage.to_string()),
                 ("base_rtt", "the flow's unloaded round trip".into()),
                 ("fast_react", h.fast_react.to_string()),
+            ],
+        );
+    }
+
+    /// The NIC, switch and open-loop defaults: `NicConfig::default`, `SharedBuffer`'s and
+    /// `PfcSpec`'s constants, `OpenLoopSpec::DEFAULT_PACKET_SIZE`, as REFERENCE.md states them.
+    #[test]
+    fn reference_states_the_element_defaults() {
+        use netstep_core::nic::{NicConfig, NicScheduler};
+        use netstep_core::pfc::PfcSpec;
+        use netstep_core::queue::SharedBuffer;
+        use netstep_core::transport::OpenLoopSpec;
+        use netstep_core::units::BufferSize;
+        let nic = NicConfig::default();
+        check_table(
+            "## `[nic]` (every host's NIC)",
+            &[
+                ("buffer", buffer(nic.buffer)),
+                ("per_flow", buffer(nic.per_flow)),
+                (
+                    "scheduler",
+                    match nic.scheduler {
+                        NicScheduler::RoundRobin => "`\"round_robin\"`".into(),
+                        NicScheduler::Fifo => "`\"fifo\"`".into(),
+                    },
+                ),
+                (
+                    "shaper",
+                    nic.shaper
+                        .map_or("none (line rate)".into(), |_| "a shaper".into()),
+                ),
+            ],
+        );
+        check_table(
+            "## `[switch]` (every switch)",
+            &[
+                ("shared_buffer", "none".into()),
+                ("alpha", SharedBuffer::DEFAULT_ALPHA.to_string()),
+                ("pfc", "none (every class lossy)".into()),
+            ],
+        );
+        let reference = include_str!("../../../scenarios/REFERENCE.md");
+        let headroom = buffer(BufferSize::Bytes(PfcSpec::DEFAULT_HEADROOM));
+        assert!(
+            reference.contains(&format!("`headroom` (default {headroom})")),
+            "REFERENCE.md's PFC section states the headroom default {headroom}"
+        );
+        check_table(
+            "`kind = \"open_loop\"`:",
+            &[
+                (
+                    "packet_size",
+                    size(OpenLoopSpec::DEFAULT_PACKET_SIZE.0 as u32),
+                ),
+                ("interval", "—".into()),
+                ("rate", "—".into()),
+                ("exponential", "false".into()),
+                ("size_distribution", "`\"constant\"`".into()),
+                ("ecn", "false".into()),
             ],
         );
     }

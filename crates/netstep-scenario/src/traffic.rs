@@ -91,7 +91,11 @@ pub fn resolve_transport(
             size_distribution,
             ecn,
         } => {
-            let packet_size = size_at(packet_size, path.key("packet_size"), Bytes(1000))?;
+            let packet_size = size_at(
+                packet_size,
+                path.key("packet_size"),
+                OpenLoopSpec::DEFAULT_PACKET_SIZE,
+            )?;
             let size_distribution = match size_distribution {
                 None | Some(SizeDistributionConfig::Constant) => SizeDistribution::Constant,
                 Some(SizeDistributionConfig::Exponential) => SizeDistribution::Exponential,

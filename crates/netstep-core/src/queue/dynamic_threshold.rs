@@ -16,6 +16,8 @@ pub struct SharedBuffer {
 }
 
 impl SharedBuffer {
+    /// The default dynamic-threshold factor (Choudhury and Hahne's `alpha = 1`).
+    pub const DEFAULT_ALPHA: f64 = 1.0;
     /// The limit of one egress queue when the switch's queues hold `used` bytes: the dynamic
     /// threshold, and the port's own byte buffer if that is smaller (a packet-count buffer is
     /// replaced by the threshold).

@@ -27,6 +27,11 @@ pub struct OpenLoopSpec {
     pub ecn: bool,
 }
 
+impl OpenLoopSpec {
+    /// The default wire size of every packet.
+    pub const DEFAULT_PACKET_SIZE: Bytes = Bytes(1000);
+}
+
 /// How an open-loop source sizes its packets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SizeDistribution {
