@@ -75,6 +75,14 @@ pub struct TraceTablesConfig {
     pub sample_one_in: Option<u32>,
 }
 
+impl TraceTablesConfig {
+    /// Sampling period of `queue_samples` and `cc_samples` when `sample_interval` is unset.
+    pub const DEFAULT_SAMPLE_INTERVAL: netstep_core::units::SimTime =
+        netstep_core::units::SimTime::from_us(10);
+    /// One packet in this many is traced when `sample_one_in` is unset (all).
+    pub const DEFAULT_SAMPLE_ONE_IN: u32 = 1;
+}
+
 /// `[nic]`: the host NIC between a host's transports and its link (its rate is the link's).
 /// Packets a host's own transports send are never dropped at the NIC: they wait in their
 /// socket until the NIC admits them.
@@ -183,6 +191,13 @@ pub struct SimulationConfig {
     /// `"exact"` (default: windows of one lookahead, results identical to a sequential
     /// simulation) or a duration for opt-in time quantization. Example: `window = "5us"`.
     pub window: Option<String>,
+}
+
+impl SimulationConfig {
+    /// Seed of every random stream when `seed` is unset.
+    pub const DEFAULT_SEED: u64 = 1;
+    /// Worker threads when `threads` is unset.
+    pub const DEFAULT_THREADS: usize = 1;
 }
 
 /// Link parameters; every field optional so tiers can override some of them.

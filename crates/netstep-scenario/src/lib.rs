@@ -476,7 +476,9 @@ fn build(
             WindowMode::Quantized(width)
         }
     };
-    let threads = sim.threads.unwrap_or(1);
+    let threads = sim
+        .threads
+        .unwrap_or(config::SimulationConfig::DEFAULT_THREADS);
     if threads == 0 || threads > limits::MAX_THREADS {
         return Err(Invalid::new(
             path.key("threads"),
@@ -486,7 +488,7 @@ fn build(
             ),
         ));
     }
-    let seed = sim.seed.unwrap_or(1);
+    let seed = sim.seed.unwrap_or(config::SimulationConfig::DEFAULT_SEED);
     let counts = topology::check_size(&parsed.topology, limits)?;
     let topology = topology::build(&parsed.topology)?;
     let failures = resolve_failures(&parsed.failures, &topology, limits)?;
@@ -721,7 +723,7 @@ fn trace_config(
     let interval = duration(
         &config.sample_interval,
         "sample_interval",
-        SimTime::from_us(10),
+        config::TraceTablesConfig::DEFAULT_SAMPLE_INTERVAL,
     )?;
     if interval == SimTime::ZERO {
         return Err(Invalid::new(
@@ -766,7 +768,9 @@ fn trace_config(
             "must be later than trace.from",
         ));
     }
-    filter.one_in = config.sample_one_in.unwrap_or(1);
+    filter.one_in = config
+        .sample_one_in
+        .unwrap_or(config::TraceTablesConfig::DEFAULT_SAMPLE_ONE_IN);
     if filter.one_in == 0 {
         return Err(Invalid::new(
             path.key("sample_one_in"),
@@ -903,7 +907,7 @@ mod tests {
         let mut in_table = false;
         let mut columns = 0;
         for line in reference[start..].lines() {
-            if line.starts_with("| field | unit | default |") {
+            if line.starts_with("| field | ") && line.contains(" | default |") {
                 in_table = true;
                 columns = line.split(" | ").count();
                 continue;
@@ -1163,6 +1167,70 @@ mod tests {
                 ("exponential", "false".into()),
                 ("size_distribution", "`\"constant\"`".into()),
                 ("ecn", "false".into()),
+            ],
+        );
+    }
+
+    /// The simulation, link, routing and trace defaults: the constants on their config types
+    /// (`SimulationConfig`, `TraceTablesConfig`) and in `topology.rs`, as REFERENCE.md states.
+    #[test]
+    fn reference_states_the_run_and_link_defaults() {
+        use crate::config::{SimulationConfig, TraceTablesConfig};
+        check_table(
+            "## `[simulation]`",
+            &[
+                ("duration", "until no event is left".into()),
+                ("seed", SimulationConfig::DEFAULT_SEED.to_string()),
+                ("threads", SimulationConfig::DEFAULT_THREADS.to_string()),
+                ("window", "`\"exact\"`".into()),
+            ],
+        );
+        check_table(
+            "`defaults` and per-link fields for `custom`",
+            &[
+                ("rate", rate(crate::topology::DEFAULT_RATE.0 as f64)),
+                ("delay", duration(crate::topology::DEFAULT_DELAY)),
+                ("buffer", buffer(crate::topology::DEFAULT_BUFFER)),
+                ("loss", "0".into()),
+                ("scheduler", "FIFO".into()),
+                ("aqm", "none (tail drop)".into()),
+                ("shaper", "none".into()),
+                ("policer", "none".into()),
+            ],
+        );
+        let mode = toml::Value::try_from(crate::config::RoutingMode::default()).unwrap();
+        check_table(
+            "## `[routing]`",
+            &[
+                ("mode", format!("`\"{}\"`", mode.as_str().unwrap())),
+                ("flowlet_gap", "—".into()),
+                ("weighted", "false".into()),
+            ],
+        );
+        check_table(
+            "## `[[failures]]`",
+            &[
+                ("link", "—".into()),
+                ("down", "—".into()),
+                ("up", "never".into()),
+            ],
+        );
+        check_table(
+            "## `[trace]`",
+            &[
+                ("tables", "`[]`".into()),
+                (
+                    "sample_interval",
+                    duration(TraceTablesConfig::DEFAULT_SAMPLE_INTERVAL),
+                ),
+                ("flows", "all".into()),
+                ("nodes", "all".into()),
+                ("from", duration(netstep_core::units::SimTime::ZERO)),
+                ("until", "no limit".into()),
+                (
+                    "sample_one_in",
+                    TraceTablesConfig::DEFAULT_SAMPLE_ONE_IN.to_string(),
+                ),
             ],
         );
     }
