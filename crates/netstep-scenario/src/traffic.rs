@@ -236,7 +236,21 @@ pub fn resolve_transport(
             if spec.rto_min == SimTime::ZERO || spec.rto_min > spec.rto_max {
                 return Err(Invalid::new(
                     path.key("rto_min"),
-                    "must be positive and at most rto_max",
+                    format!(
+                        "must be positive and at most rto_max ({}), got {}",
+                        spec.rto_max, spec.rto_min
+                    ),
+                ));
+            }
+            // The first RTO is used before any RTT sample: it lies between the bounds the
+            // estimator keeps every later one in (a zero RTO would fire at once, forever).
+            if spec.rto_initial < spec.rto_min || spec.rto_initial > spec.rto_max {
+                return Err(Invalid::new(
+                    path.key("rto_initial"),
+                    format!(
+                        "must lie between rto_min ({}) and rto_max ({}), got {}",
+                        spec.rto_min, spec.rto_max, spec.rto_initial
+                    ),
                 ));
             }
             Ok(TransportTemplate::Tcp(spec))

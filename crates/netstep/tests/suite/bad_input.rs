@@ -729,3 +729,39 @@ flows = [{ src = "l0", dst = "r0", packets = 8000000 }]
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// TCP's timers have an order: `0 < rto_min <= rto_initial <= rto_max`. One case per rule.
+#[test]
+fn tcp_timer_settings_that_contradict_each_other() {
+    let tcp = |settings: &str| format!("{GOOD}[transport]\nkind = \"tcp\"\n{settings}\n");
+    for (settings, needles) in [
+        (
+            "rto_initial = \"0s\"\nrto_min = \"0s\"",
+            &["transport.rto_min", "positive"][..],
+        ),
+        (
+            "rto_initial = \"0s\"",
+            &["transport.rto_initial", "between rto_min (1ms)", "got 0ps"][..],
+        ),
+        (
+            "rto_min = \"2s\"\nrto_max = \"1s\"",
+            &["transport.rto_min", "at most rto_max (1s)", "got 2s"][..],
+        ),
+        (
+            "rto_max = \"500ms\"",
+            &["transport.rto_initial", "rto_max (500ms)", "got 1s"][..],
+        ),
+        (
+            "rto_min = \"2s\"",
+            &["transport.rto_initial", "rto_min (2s)", "got 1s"][..],
+        ),
+    ] {
+        assert_rejected(&run_text(&tcp(settings), &[]), needles);
+    }
+    // The bounds themselves are allowed.
+    let ok = run_text(
+        &tcp("rto_min = \"1ms\"\nrto_initial = \"1ms\"\nrto_max = \"1ms\""),
+        &[],
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
