@@ -802,3 +802,47 @@ fn the_shipped_sweep_does_what_its_header_says() {
     let shown: Vec<String> = medians.iter().map(|m| format!("{m:.2}")).collect();
     assert_eq!(shown, ["1.11", "1.21", "1.54"], "{medians:?}");
 }
+
+/// Two sweeps that share some points (delay 1us, both seeds) and not others: the shared points
+/// are compared and the others listed on stderr (issue "errors at the door", class 7).
+#[test]
+fn compare_of_partly_overlapping_sweeps_compares_the_shared_points_and_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |other: &str| {
+        format!(
+            "seeds = [1, 2]\n[grid]\ndelay = {{ key = \"topology.links.delay\", values = [\"1us\", \"{other}\"] }}\n"
+        )
+    };
+    let a_file = setup(&dir.path().join("a"), &sweep("2us"), "1ms");
+    let b_file = setup(&dir.path().join("b"), &sweep("3us"), "1ms");
+    let (a, b) = (dir.path().join("a-out"), dir.path().join("b-out"));
+    for (file, out) in [(&a_file, &a), (&b_file, &b)] {
+        let done = netstep(&["sweep", text(file), "--out", text(out), "--quiet"]);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    }
+    let out = netstep(&["compare", text(&a), text(&b), "--by", "none", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let points: BTreeSet<&str> = rows.iter().map(|r| r["point"].as_str().unwrap()).collect();
+    assert_eq!(
+        points,
+        ["delay=1us/seed=1", "delay=1us/seed=2"]
+            .into_iter()
+            .collect()
+    );
+    // The same scenario and seed on both sides: identical results.
+    assert!(rows.iter().all(|r| r["w1"] == 0.0), "{rows:?}");
+    for unmatched in [
+        "delay=2us/seed=1 (only in A)",
+        "delay=2us/seed=2 (only in A)",
+        "delay=3us/seed=1 (only in B)",
+        "delay=3us/seed=2 (only in B)",
+    ] {
+        assert!(stderr.contains(unmatched), "{unmatched} listed: {stderr}");
+    }
+}
