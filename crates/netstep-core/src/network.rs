@@ -7,7 +7,8 @@
 use std::collections::VecDeque;
 
 use crate::topology::{
-    FatTree, FatTreeRouter, LinkClass, LinkSpec, NodeKind, RoutingKind, TopologySpec,
+    FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind, RoutingKind,
+    TopologySpec,
 };
 use crate::units::{Bytes, SimTime};
 
@@ -65,6 +66,8 @@ pub const MAX_PORTS_PER_NODE: u32 = u16::MAX as u32 - 1;
 pub enum Routing {
     /// FatTree address arithmetic.
     FatTree(FatTreeRouter),
+    /// Leaf-spine arithmetic.
+    LeafSpine(LeafSpineRouter),
     /// Shortest-path ECMP over per-destination-attachment distance tables.
     ShortestPath(ShortestPathTables),
     /// Dimension-order routing on a torus (one path, no choice).
@@ -224,6 +227,7 @@ impl Network {
         };
         network.routing = match routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
+            RoutingKind::LeafSpine(shape) => Routing::LeafSpine(LeafSpineRouter::new(*shape)),
             RoutingKind::ShortestPath => {
                 Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
             }
@@ -285,6 +289,7 @@ impl Network {
     pub fn route(&self, node: u32, dst: u32, hash: u64) -> Option<u32> {
         match &self.routing {
             Routing::FatTree(router) => Some(router.next_port(node, dst, hash)),
+            Routing::LeafSpine(router) => router.next_port(node, dst, hash),
             Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
             Routing::Torus(router) => Some(router.next_port(node, dst)),
         }
@@ -297,6 +302,11 @@ impl Network {
             Routing::FatTree(router) => {
                 let (first, count) = router.next_hops(node, dst);
                 out.extend(first..first + count);
+            }
+            Routing::LeafSpine(router) => {
+                if let Some((first, count)) = router.next_hops(node, dst) {
+                    out.extend(first..first + count);
+                }
             }
             Routing::ShortestPath(tables) => tables.next_hops(self, node, dst, out),
             Routing::Torus(router) => out.push(router.next_port(node, dst)),
@@ -515,9 +525,50 @@ mod tests {
     }
 
     #[test]
-    fn shortest_path_tables_route_leaf_spine() {
+    fn leaf_spine_routes_over_two_or_four_hops() {
         let net = Network::compile(&leaf_spine(4, 3, 2, class(), class())).unwrap();
+        assert!(matches!(net.routing, Routing::LeafSpine(_)));
         assert_eq!(walk(&net, 0, 1, 1).len(), 3);
         assert_eq!(walk(&net, 0, 7, 1).len(), 5);
+    }
+
+    /// The leaf-spine arithmetic picks exactly what shortest-path ECMP over the same links
+    /// picks, at every node, for every destination and many hashes, and lists the same next
+    /// hops in the same order (so every leaf-spine run is unchanged by it).
+    #[test]
+    fn leaf_spine_arithmetic_equals_shortest_path_ecmp() {
+        for (leaves, spines, per_leaf) in [(4, 3, 2), (5, 1, 3), (2, 7, 1), (6, 4, 5)] {
+            let arithmetic = leaf_spine(leaves, spines, per_leaf, class(), class());
+            let tables = TopologySpec {
+                routing: RoutingKind::ShortestPath,
+                ..arithmetic.clone()
+            };
+            let (a, t) = (
+                Network::compile(&arithmetic).unwrap(),
+                Network::compile(&tables).unwrap(),
+            );
+            assert!(matches!(t.routing, Routing::ShortestPath(_)));
+            let (mut hops_a, mut hops_t) = (Vec::new(), Vec::new());
+            for node in 0..a.n_nodes() as u32 {
+                for dst in 0..leaves * per_leaf {
+                    if node == dst {
+                        continue;
+                    }
+                    for flow in 0..40 {
+                        let hash = ecmp_hash(flow, flow % 2 == 1, node);
+                        assert_eq!(
+                            a.route(node, dst, hash),
+                            t.route(node, dst, hash),
+                            "{leaves}x{spines}x{per_leaf}: node {node} to {dst}, hash {hash}"
+                        );
+                    }
+                    hops_a.clear();
+                    hops_t.clear();
+                    a.next_hops(node, dst, &mut hops_a);
+                    t.next_hops(node, dst, &mut hops_t);
+                    assert_eq!(hops_a, hops_t, "next hops at {node} towards {dst}");
+                }
+            }
+        }
     }
 }

@@ -78,13 +78,13 @@ pub fn pick(hash: u64, n: u32) -> u32 {
 /// Division by a fixed `u32` as a multiplication (Lemire, Kaser and Kurz, "Faster remainder by
 /// direct computation", 2019): exact for every `u32` numerator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct FastDiv {
+pub(crate) struct FastDiv {
     divisor: u32,
     multiplier: u64,
 }
 
 impl FastDiv {
-    fn new(divisor: u32) -> FastDiv {
+    pub(crate) fn new(divisor: u32) -> FastDiv {
         assert!(divisor > 0, "division by zero");
         // For divisor 1 the multiplier would be 2^64; `div` special-cases it.
         let multiplier = if divisor == 1 {
@@ -98,7 +98,7 @@ impl FastDiv {
         }
     }
     #[inline]
-    fn div(&self, n: u32) -> u32 {
+    pub(crate) fn div(&self, n: u32) -> u32 {
         if self.divisor == 1 {
             n
         } else {

@@ -9,7 +9,7 @@ mod torus;
 
 pub use dumbbell::dumbbell;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
-pub use leaf_spine::leaf_spine;
+pub use leaf_spine::{LeafSpine, LeafSpineRouter, leaf_spine};
 pub use torus::{Torus, TorusRouter, torus};
 
 use crate::units::{BitsPerSec, BufferSize, SimTime};
@@ -103,6 +103,8 @@ pub struct LinkSpec {
 pub enum RoutingKind {
     /// FatTree address arithmetic (no tables); see [`FatTree`].
     FatTree(FatTree),
+    /// Leaf-spine arithmetic (no tables); see [`LeafSpine`].
+    LeafSpine(LeafSpine),
     /// Dimension-order routing on a torus; see [`Torus`].
     Torus(Box<TorusRouter>),
     /// Shortest paths with ECMP, tables built per destination attachment node.
