@@ -122,7 +122,24 @@ mod tests {
     use rand::{RngExt, SeedableRng};
     use rand_pcg::Pcg64Mcg;
 
+    /// Event number `tie` at `time`: a packet arrival (its tie the hash of the packet id) for
+    /// odd numbers, a flow start (its tie the flow id) for even ones, all created at time 0,
+    /// so equal stored keys are frequent.
     fn event(time: u64, tie: u64) -> Event {
+        if tie % 2 == 1 {
+            let packet = crate::packet::Packet::new(
+                crate::packet::PacketKind::Data,
+                (tie % 7) as u32,
+                tie as u32,
+                0,
+                0,
+                1000,
+            );
+            return Event {
+                key: EventKey::new(SimTime(time), Phase::Arrive, SimTime::ZERO),
+                kind: EventKind::Arrive(packet),
+            };
+        }
         Event {
             key: EventKey::new(SimTime(time), Phase::Timer, SimTime::ZERO),
             kind: EventKind::FlowStart { flow: tie as u32 },
