@@ -180,13 +180,14 @@ impl Chunk {
         inbox: &mut Inbox,
         n_chunks: u32,
         model: &Model,
-        quantum: Option<SimTime>,
-        bound: SimTime,
+        not_before: Option<SimTime>,
     ) {
         for messages in inbox.events.iter_mut() {
             for (node, mut event) in messages.drain(..) {
-                if let Some(q) = quantum {
-                    event.key.time = event.key.time.ceil_to(q).max(bound);
+                // Quantized: a message due inside the window it was sent in waits for that
+                // window's end; a later one keeps its exact time.
+                if let Some(at) = not_before {
+                    event.key.time = event.key.time.max(at);
                 }
                 let local = (node >> n_chunks.trailing_zeros()) as usize;
                 let time = event.key.time;

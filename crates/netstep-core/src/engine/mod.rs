@@ -127,8 +127,9 @@ impl Model {
 pub enum WindowMode {
     /// The lookahead: exact.
     Exact,
-    /// A fixed width, possibly larger than the lookahead (time quantization: cross-LP arrivals
-    /// are delayed to the next multiple of the width, at least to the window end).
+    /// A fixed width, possibly larger than the lookahead (time quantization: windows aligned
+    /// to multiples of the width; a cross-LP arrival due inside the window it was sent in is
+    /// delayed to that window's end, any later one keeps its exact time).
     Quantized(SimTime),
 }
 

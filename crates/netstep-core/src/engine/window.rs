@@ -17,7 +17,8 @@
 //!
 //! With `W <= lookahead` no message generated inside a window can be due inside it, so every
 //! LP sees exactly the events, in exactly the order, of a sequential simulation. With
-//! [`WindowMode::Quantized`] arrivals are moved to `max(ceil_q(t), window_end)`.
+//! [`WindowMode::Quantized`] windows are aligned to multiples of `q`, and an arrival due inside
+//! the window it was sent in waits for that window's end: `max(t, window_end)`.
 
 use rayon::prelude::*;
 
@@ -135,7 +136,7 @@ impl<'m> WindowEngine<'m> {
             engine.inboxes[chunk].events[0].push((node, event));
         }
         for (chunk, inbox) in engine.chunks.iter_mut().zip(engine.inboxes.iter_mut()) {
-            chunk.deliver(inbox, n_chunks as u32, model, None, SimTime::ZERO);
+            chunk.deliver(inbox, n_chunks as u32, model, None);
         }
         Ok(engine)
     }
@@ -234,11 +235,14 @@ impl<'m> WindowEngine<'m> {
         let mut next_cc = cc_interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
         let mut cc_rows = Vec::new();
         let mut window_records = Vec::new();
-        // Bound of the window whose messages wait in `inboxes` (quantized delivery needs it).
+        // Quantized: the end of the q-aligned window in which the messages waiting in
+        // `inboxes` were sent. A message due before it waits for it; any later one keeps its
+        // exact time. (The aligned end, not the window's bound, which samples and the run's end
+        // may cut short, so where arrivals land never depends on tracing.)
         let mut sent_in = SimTime::ZERO;
         let arrival = |t: SimTime, sent_in: SimTime| match quantum {
-            Some(q) if t != SimTime::MAX => t.ceil_to(q).max(sent_in),
-            _ => t,
+            Some(_) => t.max(sent_in),
+            None => t,
         };
         loop {
             // The earliest pending event is in a queue or among the messages not yet delivered.
@@ -272,7 +276,7 @@ impl<'m> WindowEngine<'m> {
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.
             let step = |(chunk, inbox): (&mut Chunk, &mut Inbox)| {
-                chunk.deliver(inbox, n_chunks as u32, model, quantum, sent_in);
+                chunk.deliver(inbox, n_chunks as u32, model, quantum.map(|_| sent_in));
                 chunk.process(bound, model);
             };
             if parallel {
@@ -305,7 +309,7 @@ impl<'m> WindowEngine<'m> {
                     }
                 }
             }
-            sent_in = bound;
+            sent_in = window_end;
             progress(start);
             if self.chunks.iter().any(|c| c.overflow) {
                 break;
