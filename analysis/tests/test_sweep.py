@@ -36,26 +36,33 @@ def netstep_sweep(sweep: Path, out: Path, *args: str) -> subprocess.CompletedPro
 
 
 def test_load_reads_done_points_with_typed_axis_columns(tmp_path):
+    # Two integer axes; the points with 600,000 s links are valid but fail while running
+    # (their packets would arrive past the latest representable time): exit 4.
     sweep = write_sweep(
-        tmp_path, 'seeds = 2\n[grid]\nk = { key = "topology.k", values = [4, 3] }\n'
+        tmp_path,
+        "seeds = 2\n[grid]\n"
+        'k = { key = "topology.k", values = [4] }\n'
+        'delay_s = { key = "topology.links.delay", values = ["1us", "600000s"] }\n',
     )
     out = tmp_path / "out"
     done = netstep_sweep(sweep, out)
     assert done.returncode == na_sweep.EXIT_POINTS_FAILED, done.stderr
     manifest = na.sweep_manifest(out)
-    assert na.axes(manifest) == ["k", "seed"]
-    assert manifest.filter(pl.col("k") == 3)["status"].to_list() == ["failed", "failed"]
-    assert manifest.filter(pl.col("k") == 3)["error"].str.contains("topology.k").all()
+    assert na.axes(manifest) == ["k", "delay_s", "seed"]
+    failed = manifest.filter(pl.col("delay_s") == "600000s")
+    assert failed["status"].to_list() == ["failed", "failed"]
+    assert failed["error"].str.contains("latest representable time").all()
     frames = na.load(out)
     flows = frames["flows"].collect()
     assert flows.schema["k"] == pl.Int64
     assert flows.schema["seed"] == pl.Int64
-    assert flows["k"].unique().to_list() == [4], "failed points are not loaded"
+    assert flows["delay_s"].unique().to_list() == ["1us"], "failed points are not loaded"
     assert sorted(flows["seed"].unique().to_list()) == [1, 2]
     assert flows["point_id"].n_unique() == 2
     # Every flow of both runs, once.
     per_run = [
-        pl.read_parquet(out / p / "flows.parquet").height for p in ("k=4/seed=1", "k=4/seed=2")
+        pl.read_parquet(out / p / "flows.parquet").height
+        for p in ("k=4/delay_s=1us/seed=1", "k=4/delay_s=1us/seed=2")
     ]
     assert flows.height == sum(per_run)
     run = frames["run"].collect()

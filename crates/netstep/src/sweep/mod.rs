@@ -93,6 +93,24 @@ pub fn load_plan(file: &Path) -> Result<Plan, CliError> {
     plan::load(file).map_err(bad)
 }
 
+/// Loads every point's scenario (no simulation) and refuses the sweep, naming the first
+/// invalid point by its axis values and the field, before any point runs: a sweep is checked
+/// whole (an unknown key in `[set]` or an axis, an invalid base scenario, a `scenario` that is
+/// a sweep file).
+pub fn validate_points(plan: &Plan, limits: &netstep_scenario::Limits) -> Result<(), CliError> {
+    for point in &plan.points {
+        if let Err(e) = netstep_scenario::load(&plan.scenario, &point.overrides, limits) {
+            let at = if plan.axes.is_empty() {
+                String::new()
+            } else {
+                format!(" point {}:", plan::describe(&plan.axes, &point.values))
+            };
+            return Err(bad(anyhow!("{}:{at} {e}", plan.file.display())));
+        }
+    }
+    Ok(())
+}
+
 /// Records in the folder that the plan does not account for: (changed, removed). A changed
 /// record sits at a point's folder with another id (that point's scenario changed); a removed
 /// one at a folder no point uses any more.
@@ -120,9 +138,8 @@ pub fn sweep(request: &SweepRequest) -> Result<SweepReport, CliError> {
     if let Some(0) = request.jobs {
         return Err(bad(anyhow!("--jobs: must be at least 1")));
     }
-    if let Some(memory) = &request.max_memory {
-        crate::limits(Some(memory))?;
-    }
+    let limits = crate::limits(request.max_memory.as_deref())?;
+    validate_points(&plan, &limits)?;
     let root = out_dir(&plan, request.out.as_deref());
     let dir = SweepDir::open(&root).map_err(bad)?;
     let _driver = dir.lock_driver().map_err(bad)?;
@@ -401,6 +418,7 @@ pub fn run_point(
 /// sweep folder, axis values, overrides); `pending_only` leaves out done points.
 pub fn plan_lines(file: &Path, out: Option<&Path>, pending_only: bool) -> Result<String, CliError> {
     let plan = load_plan(file)?;
+    validate_points(&plan, &crate::limits(None)?)?;
     let root = out_dir(&plan, out);
     let dir = SweepDir::existing(&root).map_err(bad)?;
     let mut text = String::new();

@@ -324,12 +324,16 @@ name = { key = "name", values = ["a/b", "..", "with space", "../../escape", "/ab
     );
 }
 
+/// A point that is valid but fails while running (its packets would arrive past the latest
+/// representable time: six hops of 600,000 s) is recorded as failed, the others complete, and
+/// the sweep exits 4. (An invalid point is refused before any point runs: exit 2, tested
+/// below.)
 #[test]
 fn a_failing_point_is_recorded_and_the_others_complete() {
     let dir = tempfile::tempdir().unwrap();
     let file = setup(
         dir.path(),
-        "[grid]\nk = { key = \"topology.k\", values = [4, 3, 2] }\n",
+        "[grid]\ndelay = { key = \"topology.links.delay\", values = [\"1us\", \"600000s\", \"2us\"] }\n",
         "300us",
     );
     let out = dir.path().join("out");
@@ -338,22 +342,19 @@ fn a_failing_point_is_recorded_and_the_others_complete() {
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert!(stderr.contains("1 point(s) failed"), "{stderr}");
     let stdout = String::from_utf8_lossy(&done.stdout);
-    assert!(stdout.contains("failed k=3"), "{stdout}");
+    assert!(stdout.contains("failed delay=600000s"), "{stdout}");
     let m = manifest(&out);
-    assert_eq!(m["k=4"], "done");
-    assert_eq!(m["k=2"], "done");
-    assert_eq!(m["k=3"], "failed");
+    assert_eq!(m["delay=1us"], "done");
+    assert_eq!(m["delay=2us"], "done");
+    assert_eq!(m["delay=600000s"], "failed");
     let record = SweepDir::existing(&out)
         .unwrap()
         .unwrap()
-        .record("k=3")
+        .record("delay=600000s")
         .unwrap();
     let error = record.error.unwrap();
-    assert!(
-        error.contains("topology.k") || error.contains("even"),
-        "{error}"
-    );
-    assert!(!out.join("k=3").exists());
+    assert!(error.contains("latest representable time"), "{error}");
+    assert!(!out.join("delay=600000s").exists());
     // Again: the done points are skipped, the failed one is tried again and fails again.
     let again = netstep(&["sweep", text(&file), "--out", text(&out)]);
     assert_eq!(again.status.code(), Some(4));
@@ -845,4 +846,53 @@ fn compare_of_partly_overlapping_sweeps_compares_the_shared_points_and_lists_the
     ] {
         assert!(stderr.contains(unmatched), "{unmatched} listed: {stderr}");
     }
+}
+
+/// A sweep is checked whole before any point runs: an unknown key in `[set]` or in an axis,
+/// or a `scenario` that is a sweep file, is refused with exit 2 naming the point and the
+/// field, by `netstep sweep` (nothing written) and by `netstep sweep plan`.
+#[test]
+fn a_sweep_with_an_invalid_point_is_refused_before_any_point_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (sweep, needles)) in [
+        (
+            "seeds = 2\n[set]\n\"traffic.0.lod\" = 0.5\n",
+            &["point seed=1", "unknown field `lod`"][..],
+        ),
+        (
+            "[grid]\nload = { key = \"traffic.0.load\", values = [0.3, 1.5] }\n",
+            &["point load=1.5", "traffic[0].load", "got 1.5"][..],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = setup(&dir.path().join(format!("s{i}")), sweep, "1ms");
+        let out = dir.path().join(format!("out{i}"));
+        for args in [
+            vec!["sweep", text(&file), "--out", text(&out)],
+            vec!["sweep", "plan", text(&file), "--out", text(&out)],
+        ] {
+            let refused = netstep(&args);
+            let stderr = String::from_utf8_lossy(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+            for needle in needles {
+                assert!(stderr.contains(needle), "{needle:?} in {stderr}");
+            }
+            assert!(!out.exists(), "{args:?}: nothing written");
+        }
+    }
+    // A sweep whose scenario is the sweep file itself.
+    let selfish = dir.path().join("self.toml");
+    std::fs::write(&selfish, "scenario = \"self.toml\"\nseeds = 1\n").unwrap();
+    let refused = netstep(&[
+        "sweep",
+        text(&selfish),
+        "--out",
+        text(&dir.path().join("o")),
+    ]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("point seed=1"), "{stderr}");
 }
