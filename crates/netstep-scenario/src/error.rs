@@ -109,6 +109,94 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// A TOML or serde error in `text` (shown as `file`) as one line: line:column of the key the
+/// message is about (found inside the enclosing table when the parser only reports that, see
+/// [`refine`]), the field and the message, without the parser's multi-line snippet.
+pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError {
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    let (at, key) = match e.span().and_then(|span| refine(text, span, &message)) {
+        Some((offset, key)) => (Some(offset), key),
+        None => {
+            let at = e.span().map(|s| s.start);
+            // A top-level unknown key: the parser points at the key itself.
+            let unknown = message
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next())
+                .filter(|name| at.is_some_and(|a| text[a.min(text.len())..].starts_with(name)));
+            let key = match unknown {
+                Some(name) => Some(name.to_string()),
+                None => at.and_then(|offset| key_on_line(text, offset)),
+            };
+            (at, key.unwrap_or_default())
+        }
+    };
+    let field = match at {
+        Some(offset) if !key.is_empty() => field_path(text, offset, &key),
+        _ => key,
+    };
+    ScenarioError {
+        file: file.to_string(),
+        line_col: at.map(|offset| line_col(text, offset)),
+        field,
+        message,
+    }
+}
+
+/// The key of the `key = value` line holding `offset`, when `offset` is in its value.
+fn key_on_line(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..];
+    let (lhs, _) = line.split_once('=')?;
+    let eq = start + lhs.len();
+    let key = lhs.trim();
+    let simple = |c: char| c.is_ascii_alphanumeric() || "_-.\"".contains(c);
+    (offset > eq && !key.is_empty() && key.chars().all(simple))
+        .then(|| key.trim_matches('"').to_string())
+}
+
+/// The full path of `key` found at `offset`: the enclosing table header (`[a.b]`, or
+/// `[[name]]` as `name[i]` counting the headers before it) and, for a key inside an inline
+/// table, the key of its line (`transport.kind`).
+fn field_path(text: &str, offset: usize, key: &str) -> String {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let mut path = Vec::new();
+    let before = &text[..start];
+    if let Some(header) = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+    {
+        if let Some(name) = header.strip_prefix("[[").and_then(|h| h.split("]]").next()) {
+            let name = name.trim();
+            let index = before
+                .lines()
+                .filter(|l| {
+                    l.trim()
+                        .strip_prefix("[[")
+                        .and_then(|h| h.split("]]").next())
+                        .map(str::trim)
+                        == Some(name)
+                })
+                .count();
+            path.push(format!("{name}[{}]", index.saturating_sub(1)));
+        } else if let Some(name) = header.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            path.push(name.trim().to_string());
+        }
+    }
+    // A key inside an inline table (`transport = { kind = ... }`): its line's key first.
+    if let Some(line_key) = key_on_line(text, offset)
+        && line_key != key
+        && text[start..offset].contains('{')
+    {
+        path.push(line_key);
+    }
+    path.push(key.to_string());
+    path.join(".")
+}
+
 /// 1-based line and column of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -233,7 +321,23 @@ fn find_key(table: &str, name: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod refine_tests {
-    use super::refine;
+    use super::{field_path, key_on_line, refine};
+
+    #[test]
+    fn a_field_is_named_with_its_table_and_inline_table() {
+        let text = "name = \"x\"\n[[traffic]]\nload = 1\n[[traffic]]\ntransport = { kind = \"tcpx\" }\nload = 2\n[random]\nsamples = -3\n";
+        let at = |needle: &str| text.find(needle).unwrap();
+        assert_eq!(field_path(text, at("name"), "name"), "name");
+        assert_eq!(field_path(text, at("load = 1"), "load"), "traffic[0].load");
+        assert_eq!(field_path(text, at("load = 2"), "load"), "traffic[1].load");
+        assert_eq!(
+            field_path(text, at("kind"), "kind"),
+            "traffic[1].transport.kind"
+        );
+        assert_eq!(field_path(text, at("samples"), "samples"), "random.samples");
+        assert_eq!(key_on_line(text, at("-3")).as_deref(), Some("samples"));
+        assert_eq!(key_on_line(text, at("samples")), None);
+    }
 
     #[test]
     fn finds_the_key_of_a_mistyped_or_unknown_value() {

@@ -140,24 +140,10 @@ pub fn load_str(
     } else {
         format!("{file} (after --set)")
     };
-    let parsed: ScenarioFile = toml::from_str(&effective).map_err(|e| {
-        let message = e.message().trim().to_string();
-        // Inside tagged tables (`kind = ...`) the parser reports the enclosing table; find the
-        // key the message is about within it.
-        let (at, field) = match e
-            .span()
-            .and_then(|span| error::refine(&effective, span, &message))
-        {
-            Some((offset, key)) => (Some(offset), key),
-            None => (e.span().map(|s| s.start), String::new()),
-        };
-        ScenarioError {
-            file: shown_file.clone(),
-            line_col: at.map(|offset| error::line_col(&effective, offset)),
-            field,
-            message,
-        }
-    })?;
+    // Inside tagged tables (`kind = ...`) the parser reports the enclosing table; the error
+    // names the key the message is about within it.
+    let parsed: ScenarioFile =
+        toml::from_str(&effective).map_err(|e| error::toml_error(&effective, &shown_file, &e))?;
     let locate = |invalid: Invalid| ScenarioError {
         file: shown_file.clone(),
         line_col: error::locate(&effective, &invalid.path)

@@ -103,7 +103,10 @@ struct SweepFile {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a count of seeds (`seeds = 4`: seeds 1 to 4) or a list of seeds (`seeds = [1, 2]`), non-negative integers"
+)]
 enum Seeds {
     Count(u64),
     List(Vec<u64>),
@@ -148,8 +151,12 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
     let shown = file.display();
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("{shown}: cannot read sweep file"))?;
-    let parsed: SweepFile =
-        toml::from_str(&text).map_err(|e| anyhow!("{shown}: {}", e.to_string().trim()))?;
+    let parsed: SweepFile = toml::from_str(&text).map_err(|e| {
+        anyhow!(
+            "{}",
+            netstep_scenario::error::toml_error(&text, &shown.to_string(), &e)
+        )
+    })?;
     let dir = file.parent().unwrap_or(Path::new("."));
     let scenario = dir.join(&parsed.scenario);
     let base = std::fs::read_to_string(&scenario).map_err(|e| {

@@ -639,13 +639,19 @@ fn trace_settings_are_checked_even_with_their_table_off() {
 #[test]
 fn type_errors_point_at_the_key() {
     let o = run_text(&GOOD.replace("k = 4", "k = \"4\""), &[]);
-    assert_rejected(&o, &["scenario.toml:4:1: k:", "expected u32"]);
+    assert_rejected(&o, &["scenario.toml:4:1: topology.k:", "expected u32"]);
     let pairs = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"random_pairs\"\nsize = \"1KB\"\ncount = \"3\"\n";
-    assert_rejected(&run_text(pairs, &[]), &["scenario.toml:7:1: count:"]);
+    assert_rejected(
+        &run_text(pairs, &[]),
+        &["scenario.toml:7:1: traffic[0].count:"],
+    );
     let unknown = GOOD.replace("size = \"10KB\" }", "size = \"10KB\", packts = 3 }");
     assert_rejected(
         &run_text(&unknown, &[]),
-        &["scenario.toml:11:51: packts:", "unknown field"],
+        &[
+            "scenario.toml:11:51: traffic[0].flows.packts:",
+            "unknown field",
+        ],
     );
     let variant = GOOD.replace("kind = \"flows\"", "kind = \"flowz\"");
     assert_rejected(
@@ -764,4 +770,26 @@ fn tcp_timer_settings_that_contradict_each_other() {
         &[],
     );
     assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
+
+/// Where serde rejects a value the error names the whole field path: the table (an array of
+/// tables by index) and the key, with line and column.
+#[test]
+fn serde_errors_name_the_field_path() {
+    let o = run_text(
+        &GOOD.replace(
+            "[[traffic]]\nkind = \"flows\"",
+            "[[traffic]]\nkind = \"flows\"\nlod = 3",
+        ),
+        &[],
+    );
+    assert_rejected(
+        &o,
+        &["scenario.toml:", "traffic[0].lod", "unknown field `lod`"],
+    );
+    let o = run_text(
+        &format!("{GOOD}[routing]\nmode = \"flowlet\"\nflowlet_gap = 50\n"),
+        &[],
+    );
+    assert_rejected(&o, &["routing.flowlet_gap", "integer `50`"]);
 }

@@ -896,3 +896,46 @@ fn a_sweep_with_an_invalid_point_is_refused_before_any_point_runs() {
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("point seed=1"), "{stderr}");
 }
+
+/// Every parse error in a sweep file is one line naming file, line:column, the field and what
+/// was expected (not the TOML parser's multi-line snippet).
+#[test]
+fn sweep_file_errors_are_one_line_and_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, needles) in [
+        (
+            "seeds = -2\n",
+            &["sweep.toml:2:9", "seeds", "expected a count of seeds"][..],
+        ),
+        (
+            "seeds = 1.5\n",
+            &["sweep.toml:2:9", "seeds", "non-negative integers"][..],
+        ),
+        ("[random]\nsamples = -3\n", &["random.samples", "-3"][..]),
+        (
+            "[grid]\nd = { values = [1] }\n",
+            &["grid.d", "missing field `key`"][..],
+        ),
+        ("bogus = 1\n", &["sweep.toml:2:1: bogus: unknown field"][..]),
+        (
+            "[grid]\nd = { key = \"x\", integers = [1.5] }\n",
+            &["grid.d", "unknown field `integers`"][..],
+        ),
+    ] {
+        let file = setup(dir.path(), body, "1ms");
+        let refused = netstep(&["sweep", "plan", text(&file)]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{body:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        for needle in needles {
+            assert!(stderr.contains(needle), "{needle:?} in {stderr}");
+        }
+    }
+    // No `scenario` at all.
+    let file = dir.path().join("bare.toml");
+    std::fs::write(&file, "seeds = 2\n").unwrap();
+    let refused = netstep(&["sweep", "plan", text(&file)]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("missing field `scenario`"), "{stderr}");
+}
