@@ -108,6 +108,14 @@ impl FailureSchedule {
         &self.epochs[i.saturating_sub(1)]
     }
 
+    /// Start times of the epochs in which some link is down (each has its own routing).
+    pub fn rerouted_epochs(&self) -> impl Iterator<Item = SimTime> + '_ {
+        self.epochs
+            .iter()
+            .filter(|e| e.tables.is_some())
+            .map(|e| e.start)
+    }
+
     /// True when some link is down at `now` (routing then avoids dead links).
     pub fn rerouting(&self, now: SimTime) -> bool {
         self.epoch(now).tables.is_some()

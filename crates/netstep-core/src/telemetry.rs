@@ -48,13 +48,17 @@ pub struct IntStack {
 }
 
 impl IntStack {
-    /// Appends a record (a record past [`MAX_INT_HOPS`] is not kept: scenario loading makes
-    /// sure no telemetry flow's path is that long).
-    pub fn push(&mut self, hop: IntHop) {
+    /// Appends a record; `false` (nothing kept) when the stack already holds
+    /// [`MAX_INT_HOPS`]: scenario loading refuses a telemetry flow whose path is that long in
+    /// any routing epoch, and a packet that still gets there (rerouted between epochs while
+    /// in flight) stops the run with an error.
+    pub fn push(&mut self, hop: IntHop) -> bool {
         if (self.n as usize) < MAX_INT_HOPS {
             self.hops[self.n as usize] = hop;
             self.n += 1;
+            return true;
         }
+        false
     }
     /// The records, first hop first.
     pub fn hops(&self) -> &[IntHop] {

@@ -638,6 +638,9 @@ fn build(
             ));
         }
     }
+    if let Some(failures) = &model.failures {
+        check_telemetry_under_failures(&model, failures, &mut world)?;
+    }
     if !model.flows.is_empty() && model.lookahead() == SimTime::ZERO {
         return Err(Invalid::new(
             FieldPath::of(&["topology"]),
@@ -663,6 +666,50 @@ fn build(
         footprint,
     };
     Ok(Scenario { meta, world, model })
+}
+
+/// Refuses a telemetry (HPCC) flow whose path, in some epoch of the failure schedule (the
+/// routing over the live links while a link is down), crosses more switches than a telemetry
+/// stack holds: the same rule as for its path with every link up. (A packet rerouted between
+/// epochs while in flight can still get there; the run then stops with an error.)
+fn check_telemetry_under_failures(
+    model: &netstep_core::engine::Model,
+    failures: &netstep_core::failure::FailureSchedule,
+    world: &mut World,
+) -> Result<(), Invalid> {
+    use netstep_core::telemetry::MAX_INT_HOPS;
+    let net = &model.net;
+    let mut scratch = Vec::new();
+    for at in failures.rerouted_epochs() {
+        for (flow, f) in model.flows.flows.iter().enumerate() {
+            if !f.transport.telemetry() || f.path.is_some() {
+                continue;
+            }
+            let (mut node, mut switches) = (f.src, 0usize);
+            while node != f.dst && switches <= net.n_nodes() {
+                let hash = netstep_core::network::ecmp_hash(flow as u32, false, node);
+                let Some(local) = failures.route(net, node, f.dst, hash, at, &mut scratch) else {
+                    break;
+                };
+                node = net.port_peer[net.port_id(node, local) as usize];
+                if node != f.dst {
+                    switches += 1;
+                }
+            }
+            if switches > MAX_INT_HOPS {
+                let mut name =
+                    |n: u32| world::node_name(world, n).unwrap_or_else(|| format!("node {n}"));
+                let (src, dst) = (name(f.src), name(f.dst));
+                return Err(Invalid::new(
+                    FieldPath::of(&["failures"]),
+                    format!(
+                        "while links are down from {at}, flow {flow} from {src:?} to {dst:?} crosses {switches} switches, more than the {MAX_INT_HOPS} per-hop telemetry records HPCC carries"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Tables `[trace] tables` may name.

@@ -157,7 +157,7 @@ impl Chunk {
             let queue = &mut queues[local];
             run_window(state, queue, bound, model, out);
             *last_event = (*last_event).max(state.lp.last_useful);
-            *overflow |= state.lp.overflow.is_some();
+            *overflow |= state.lp.failed();
             if !state.lp.hop_records.is_empty() {
                 hop_records.append(&mut state.lp.hop_records);
             }

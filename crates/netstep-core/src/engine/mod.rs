@@ -39,6 +39,18 @@ pub enum RunError {
         /// The time it asked for, ps (saturated at `u64::MAX`).
         at_ps: u64,
     },
+    /// A packet of a telemetry (HPCC) flow crossed more switches than its telemetry stack
+    /// holds: a link failure rerouted it while it was in flight.
+    #[error(
+        "flow {flow}: a packet crossed more than {max} switches at node {node}, more than the per-hop telemetry records HPCC carries (a link failure rerouted it in flight); schedule the failure so that no HPCC path is longer, or shorten the paths",
+        max = crate::telemetry::MAX_INT_HOPS
+    )]
+    TelemetryOverflow {
+        /// The flow.
+        flow: u32,
+        /// Where its packet found the stack full.
+        node: u32,
+    },
 }
 
 /// Everything read-only during a run.
@@ -323,15 +335,25 @@ fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
     }
 }
 
-/// The first time overflow any LP reported (lowest node first), as an error.
+/// The first fault any LP reported, as an error: a time overflow (lowest node first), else a
+/// telemetry overflow (lowest node first).
 pub(crate) fn overflow_error<'a>(
     states: impl Iterator<Item = &'a NodeState>,
 ) -> Result<(), RunError> {
-    match states
+    let states: Vec<&NodeState> = states.collect();
+    if let Some((node, at)) = states
+        .iter()
         .filter_map(|s| s.lp.overflow.map(|at| (s.node(), at)))
         .min()
     {
-        Some((node, at)) => Err(RunError::TimeOverflow { node, at_ps: at.0 }),
+        return Err(RunError::TimeOverflow { node, at_ps: at.0 });
+    }
+    match states
+        .iter()
+        .filter_map(|s| s.lp.telemetry_overflow.map(|flow| (s.node(), flow)))
+        .min()
+    {
+        Some((node, flow)) => Err(RunError::TelemetryOverflow { flow, node }),
         None => Ok(()),
     }
 }

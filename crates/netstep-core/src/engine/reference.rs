@@ -69,7 +69,7 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
             },
         );
         last = last.max(state.lp.last_useful);
-        if state.lp.overflow.is_some() {
+        if state.lp.failed() {
             break;
         }
         for (to, id, stack) in telemetry.drain(..) {

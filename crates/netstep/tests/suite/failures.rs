@@ -150,3 +150,92 @@ down = "1us"
         "{err}"
     );
 }
+
+/// A ring of ten switches with a shortcut: hosts `a` (on s0) and `b` (on s1) are two switches
+/// apart over the shortcut, ten the long way round (s0, s2, ..., s9, s1).
+fn ring(flow: &str, failures: &str) -> String {
+    let mut links = vec![
+        "{ a = \"a\", b = \"s0\" }".to_string(),
+        "{ a = \"b\", b = \"s1\" }".to_string(),
+        "{ a = \"s0\", b = \"s1\" }".to_string(),
+        "{ a = \"s0\", b = \"s2\" }".to_string(),
+    ];
+    links.extend((2..9).map(|i| format!("{{ a = \"s{i}\", b = \"s{}\" }}", i + 1)));
+    links.push("{ a = \"s9\", b = \"s1\" }".to_string());
+    let switches: Vec<String> = (0..10).map(|i| format!("\"s{i}\"")).collect();
+    format!(
+        "[topology]\nkind = \"custom\"\nhosts = [\"a\", \"b\"]\nswitches = [{}]\nlinks = [{}]\n[topology.defaults]\nrate = \"10Gbps\"\ndelay = \"1us\"\n[[traffic]]\nkind = \"flows\"\n{flow}\n{failures}",
+        switches.join(", "),
+        links.join(", ")
+    )
+}
+
+/// HPCC's telemetry holds 8 records: a path over more switches is refused the same way
+/// whether a flow's own route or a failure's reroute makes it (issue "errors at the door",
+/// class 5); a packet that still gets there in flight stops the run with an error.
+#[test]
+fn an_hpcc_path_longer_than_its_telemetry_is_refused_however_it_arises() {
+    let hpcc = "transport = { kind = \"rdma\", cc = \"hpcc\" }\nflows = [{ src = \"a\", dst = \"b\", size = \"100KB\" }]";
+    // The shortcut alone: two switches, accepted.
+    scenario(&ring(hpcc, ""), &[]);
+    for failure in [
+        "[[failures]]\nlink = [\"s0\", \"s1\"]\ndown = \"0s\"",
+        "[[failures]]\nlink = [\"s0\", \"s1\"]\ndown = \"50us\"\nup = \"80us\"",
+    ] {
+        let error = load_error_text(&ring(hpcc, failure));
+        assert!(
+            error.contains("failures")
+                && error.contains("crosses 10 switches")
+                && error.contains("8 per-hop telemetry records"),
+            "{error}"
+        );
+    }
+    // An explicit path the long way round: refused by the same rule.
+    let long = "flows = [{ src = \"a\", dst = \"b\", size = \"100KB\", path = [\"a\", \"s0\", \"s2\", \"s3\", \"s4\", \"s5\", \"s6\", \"s7\", \"s8\", \"s9\", \"s1\", \"b\"] }]";
+    let error = load_error_text(&ring(
+        &format!("transport = {{ kind = \"rdma\", cc = \"hpcc\" }}\n{long}"),
+        "",
+    ));
+    assert!(error.contains("crosses 10 switches"), "{error}");
+    // At run time (a packet that reaches a ninth switch: here the long explicit path given to
+    // the engine directly): the run stops with an error, on any engine.
+    let mut s = scenario(&ring(hpcc, ""), &[]);
+    let open_loop = scenario(
+        &ring(
+            &format!(
+                "transport = {{ kind = \"open_loop\", packet_size = \"1000B\", interval = \"1us\" }}\n{long}"
+            ),
+            "",
+        ),
+        &[],
+    );
+    s.model.flows.flows[0].path = open_loop.model.flows.flows[0].path.clone();
+    let config = netstep_core::engine::EngineConfig {
+        threads: 1,
+        window: netstep_core::engine::WindowMode::Exact,
+        end: None,
+    };
+    let err = netstep_core::engine::window::WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run(|_| {})
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            netstep_core::engine::RunError::TelemetryOverflow { flow: 0, .. }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        netstep_core::engine::reference::run(&s.model, None).unwrap_err(),
+        err
+    );
+}
+
+fn load_error_text(text: &str) -> String {
+    let limits = netstep_scenario::Limits::machine();
+    netstep_scenario::load_str(text, "ring.toml", "ring", None, &[], &limits)
+        .err()
+        .expect("refused")
+        .to_string()
+}

@@ -67,6 +67,9 @@ pub struct Lp {
     pub overflow: Option<SimTime>,
     /// Telemetry stacks of the packets this LP holds (allocated on first use).
     pub telemetry: Option<Box<TelemetryTable>>,
+    /// The flow of the first packet that crossed more switches here than its telemetry stack
+    /// holds, if any: the run stops with an error.
+    pub telemetry_overflow: Option<u32>,
 }
 
 impl Lp {
@@ -83,6 +86,7 @@ impl Lp {
             last_useful: SimTime::ZERO,
             overflow: None,
             telemetry: None,
+            telemetry_overflow: None,
         }
     }
 
@@ -101,6 +105,12 @@ impl Lp {
             return None;
         }
         self.telemetry.as_mut()?.take(packet.id())
+    }
+
+    /// True when this LP must stop the run (an unschedulable time, a telemetry overflow).
+    #[inline]
+    pub fn failed(&self) -> bool {
+        self.overflow.is_some() || self.telemetry_overflow.is_some()
     }
 
     /// Records `at` as this LP's first unschedulable time (the run stops with an error).

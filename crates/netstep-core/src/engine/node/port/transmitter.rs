@@ -125,10 +125,14 @@ fn hand_off_telemetry(
             qlen_bytes: port.queue_bytes(),
             rate_bps: at.class.rate.0,
         };
-        lp.telemetry
+        let kept = lp
+            .telemetry
             .get_or_insert_with(Box::default)
             .entry(packet.id())
             .push(hop);
+        if !kept {
+            lp.telemetry_overflow.get_or_insert(packet.flow);
+        }
     }
     if let Some(stack) = lp.telemetry_take(packet) {
         sink.telemetry(peer, packet.id(), stack);
