@@ -691,6 +691,12 @@ pub fn generate(
                     .transpose()?;
                 let (spec, bytes) = template.for_flow(size, *packets, &path)?;
                 require_two_hosts(&hosts, &path)?;
+                if *count == 0 {
+                    return Err(Invalid::new(
+                        path.key("count"),
+                        "must be at least 1 (a block of no flows)",
+                    ));
+                }
                 ctx.check_flows(flows.len(), *count as u64, &path.key("count"))?;
                 for _ in 0..*count {
                     let (src, dst) = random_pair(&mut rng, &hosts);
@@ -725,6 +731,12 @@ pub fn generate(
                 let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
                 let span =
                     parse_duration(duration).map_err(|e| Invalid::unit(path.key("duration"), e))?;
+                if span == SimTime::ZERO {
+                    return Err(Invalid::new(
+                        path.key("duration"),
+                        "must be positive: arrivals come in [start, start + duration), so 0s gives no flow",
+                    ));
+                }
                 let cdf_path = resolve_cdf_path(cdf, ctx.base_dir);
                 let sizes =
                     SizeCdf::load(&cdf_path).map_err(|e| Invalid::new(path.key("cdf"), e))?;

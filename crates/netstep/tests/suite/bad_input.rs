@@ -793,3 +793,13 @@ fn serde_errors_name_the_field_path() {
     );
     assert_rejected(&o, &["routing.flowlet_gap", "integer `50`"]);
 }
+
+/// Zero where zero makes no sense in a traffic block: a Poisson block over no time, a
+/// random-pairs block of no flows.
+#[test]
+fn traffic_blocks_that_make_nothing_are_refused() {
+    let o = run_text(&poisson("cdf.toml").replace("\"100us\"", "\"0s\""), &[]);
+    assert_rejected(&o, &["traffic[0].duration", "must be positive"]);
+    let pairs = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"random_pairs\"\nsize = \"1KB\"\ncount = 0\n";
+    assert_rejected(&run_text(pairs, &[]), &["traffic[0].count", "at least 1"]);
+}
