@@ -41,7 +41,10 @@ pub struct ScenarioFile {
 /// `[[failures]]`: one link outage. Example:
 /// `link = ["agg0_0", "core0_0"]`, `down = "2ms"`, `up = "6ms"`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { link = [\"agg0_0\", \"core0_1\"], down = \"500us\" }"
+)]
 pub struct FailureConfig {
     /// The two end nodes of the link (by name).
     pub link: Vec<String>,
@@ -53,7 +56,10 @@ pub struct FailureConfig {
 
 /// `[trace]`: which optional tables to write and which packets to record.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of trace settings such as { tables = [\"packet_hops\"] }"
+)]
 pub struct TraceTablesConfig {
     /// Tables to write besides flows, links and run: `"packet_hops"`, `"queue_samples"`,
     /// `"cc_samples"` (`"flows"` is accepted and always written). Example:
@@ -87,7 +93,10 @@ impl TraceTablesConfig {
 /// Packets a host's own transports send are never dropped at the NIC: they wait in their
 /// socket until the NIC admits them.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of NIC settings such as { buffer = \"64KB\" }"
+)]
 pub struct NicFileConfig {
     /// Bytes or packets that may wait in the NIC's egress queue. Default `"1MB"`.
     /// Example: `buffer = "64KB"`.
@@ -105,7 +114,10 @@ pub struct NicFileConfig {
 
 /// A token-bucket shaper: packets wait until `burst`-sized bucket filling at `rate` holds them.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { rate = \"1Gbps\", burst = \"15KB\" }"
+)]
 pub struct ShaperConfig {
     /// Token rate (long-run output rate). Example: `rate = "1Gbps"`.
     pub rate: String,
@@ -115,7 +127,10 @@ pub struct ShaperConfig {
 
 /// A two-rate three-color policer (RFC 2698): red packets are dropped.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { kind = \"trtcm\", cir = \"1Gbps\", cbs = \"15KB\", pir = \"2Gbps\", pbs = \"15KB\" }"
+)]
 pub struct PolicerConfig {
     /// `"trtcm"` (the only kind).
     pub kind: PolicerKind,
@@ -139,7 +154,10 @@ pub enum PolicerKind {
 
 /// `[switch]`: settings of every switch.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of switch settings such as { shared_buffer = \"12MB\" }"
+)]
 pub struct SwitchFileConfig {
     /// One buffer shared by all egress queues of a switch, with dynamic thresholds. Default:
     /// none (each port has its own `buffer`). Example: `shared_buffer = "12MB"`.
@@ -154,7 +172,10 @@ pub struct SwitchFileConfig {
 
 /// `[switch] pfc`: lossless classes and per-ingress thresholds.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { classes = [3], xoff = \"40KB\", xon = \"20KB\" }"
+)]
 pub struct PfcConfig {
     /// Lossless traffic classes (0-7). Example: `classes = [3]`.
     pub classes: Vec<u8>,
@@ -179,7 +200,10 @@ pub enum NicSchedulerConfig {
 
 /// `[simulation]`: run control.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of simulation settings such as { seed = 3 }"
+)]
 pub struct SimulationConfig {
     /// Stop simulating at this time. Default: run until no event is left (all flows finished
     /// or given up). Example: `duration = "10ms"`.
@@ -202,7 +226,10 @@ impl SimulationConfig {
 
 /// Link parameters; every field optional so tiers can override some of them.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of link settings such as { rate = \"10Gbps\", delay = \"1us\" }"
+)]
 pub struct LinkConfig {
     /// Line rate. Default `"100Gbps"`. Example: `rate = "320kbps"`.
     pub rate: Option<String>,
@@ -228,7 +255,10 @@ pub struct LinkConfig {
 
 /// Active queue management on a FIFO port.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { kind = \"step\", k = \"30KB\" }"
+)]
 pub struct AqmConfig {
     /// `"red"` (random early detection) or `"step"` (DCTCP step marking).
     pub kind: AqmKind,
@@ -260,7 +290,10 @@ pub enum AqmKind {
 
 /// A port's queue discipline over the eight traffic classes.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { kind = \"drr\", quantum = \"1500B\", weights = [1, 2] }"
+)]
 pub struct SchedulerConfig {
     /// `"fifo"`, `"strict_priority"` (class 7 first), `"drr"`, `"wrr"`, `"wfq"`,
     /// `"virtual_clock"` or `"fair_queueing"`.
@@ -366,7 +399,10 @@ pub enum TopologyConfig {
 
 /// One link of a custom topology.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { a = \"s1\", b = \"s2\" }"
+)]
 pub struct CustomLink {
     /// Queue discipline at both ends (see the link tables).
     pub scheduler: Option<SchedulerConfig>,
@@ -397,7 +433,10 @@ pub struct CustomLink {
 
 /// `[routing]`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of routing settings such as { mode = \"ecmp\" }"
+)]
 pub struct RoutingConfig {
     /// How a switch picks among equal-cost next hops (default `"ecmp"`). Flows with an
     /// explicit `path` always follow it.
@@ -635,7 +674,10 @@ pub enum TrafficConfig {
 
 /// One explicitly listed flow.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { src = \"h0\", dst = \"h5\", size = \"10KB\" }"
+)]
 pub struct ExplicitFlow {
     /// Traffic class (0-7) of this flow (overrides the block's `class`).
     pub class: Option<u8>,

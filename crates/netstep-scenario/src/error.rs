@@ -125,7 +125,7 @@ pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError 
                 .filter(|name| at.is_some_and(|a| text[a.min(text.len())..].starts_with(name)));
             let key = match unknown {
                 Some(name) => Some(name.to_string()),
-                None => at.and_then(|offset| key_on_line(text, offset)),
+                None => at.and_then(|offset| key_before(text, offset)),
             };
             (at, key.unwrap_or_default())
         }
@@ -134,12 +134,48 @@ pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError 
         Some(offset) if !key.is_empty() => field_path(text, offset, &key),
         _ => key,
     };
+    let message = unit_hint(&field, message);
     ScenarioError {
         file: file.to_string(),
         line_col: at.map(|offset| line_col(text, offset)),
         field,
         message,
     }
+}
+
+/// Every string-valued setting of the scenario and sweep formats that is not a name, a path or
+/// a kind is a quantity with a unit; a bare number there gets the accepted form.
+fn unit_hint(field: &str, message: String) -> String {
+    const NAMES: [&str; 13] = [
+        "name", "src", "dst", "path", "link", "nodes", "hosts", "switches", "a", "b", "cdf",
+        "scenario", "key",
+    ];
+    let last = field.rsplit('.').next().unwrap_or("");
+    let last = last.split('[').next().unwrap_or(last);
+    let number = message
+        .strip_prefix("invalid type: integer `")
+        .or_else(|| message.strip_prefix("invalid type: floating point `"))
+        .and_then(|rest| rest.strip_suffix("`, expected a string"));
+    match number {
+        Some(n) if !NAMES.contains(&last) => format!(
+            "expected a quantity with its unit, as a string (such as \"{n}us\", \"{n}B\" or \"{n}Gbps\": see scenarios/REFERENCE.md for this field's unit), got {n}"
+        ),
+        _ => message,
+    }
+}
+
+/// The key whose value holds `offset`: the last `key =` before it on its line (inside an
+/// inline table, the inner key).
+fn key_before(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[start..offset];
+    let eq = before.rfind('=')?;
+    let lhs = before[..eq].trim_end();
+    let simple = |c: char| c.is_ascii_alphanumeric() || "_-\"".contains(c);
+    let from = lhs.rfind(|c: char| !simple(c)).map_or(0, |i| i + 1);
+    let key = lhs[from..].trim_matches('"');
+    (!key.is_empty()).then(|| key.to_string())
 }
 
 /// The key of the `key = value` line holding `offset`, when `offset` is in its value.
@@ -240,14 +276,23 @@ pub fn refine(
     mut span: std::ops::Range<usize>,
     message: &str,
 ) -> Option<(usize, String)> {
-    if text.get(span.clone())?.starts_with('[') {
-        // A table header: the table runs to the next header at the start of a line.
+    if let Some(header) = text.get(span.clone()).filter(|h| h.starts_with('[')) {
+        // A table header: the table runs to the next header at the start of a line that is
+        // not one of its own subtables (`[a.b]` holds `[a.b.c]`, which a serializer writes as a
+        // header of its own).
+        let name = header
+            .trim_matches(|c| c == '[' || c == ']')
+            .trim()
+            .to_string();
+        let sub = format!("[{name}.");
         let body = &text[span.end..];
         let next = body.match_indices("\n[").map(|(i, _)| i + 1).find(|&i| {
-            body[i + 1..]
+            let rest = &body[i..];
+            rest[1..]
                 .chars()
                 .next()
                 .is_some_and(|c| c == '[' || c.is_ascii_alphabetic())
+                && !rest.starts_with(&sub)
         });
         span.end = next.map_or(text.len(), |i| span.end + i);
     }
@@ -337,6 +382,10 @@ mod refine_tests {
         assert_eq!(field_path(text, at("samples"), "samples"), "random.samples");
         assert_eq!(key_on_line(text, at("-3")).as_deref(), Some("samples"));
         assert_eq!(key_on_line(text, at("samples")), None);
+        let inline = "[switch]\npfc = { classes = [-3], xoff = \"40KB\" }\n";
+        let minus = inline.find("-3").unwrap();
+        assert_eq!(super::key_before(inline, minus).as_deref(), Some("classes"));
+        assert_eq!(field_path(inline, minus, "classes"), "switch.pfc.classes");
     }
 
     #[test]

@@ -712,6 +712,15 @@ fn check_telemetry_under_failures(
     Ok(())
 }
 
+/// Whether a `--set` value that failed to parse as TOML was meant as a TOML array, table or
+/// number (an error) rather than a bare word taken as a string (`dctcp`, `2us`).
+fn meant_as_toml(raw: &str) -> bool {
+    let raw = raw.trim();
+    raw.starts_with(['[', '{', '-', '+'])
+        || raw.parse::<f64>().is_ok()
+        || (!raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit() || c == '_'))
+}
+
 /// Tables `[trace] tables` may name.
 pub const TRACE_TABLES: [&str; 4] = ["flows", "packet_hops", "queue_samples", "cc_samples"];
 
@@ -845,6 +854,15 @@ pub fn apply_overrides(text: &str, overrides: &[String]) -> Result<String, Strin
         let key = key.trim();
         let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
             Ok(mut t) => t.remove("v").expect("parsed"),
+            // A bare word is a string (`--set transport.cc=dctcp`); something that is meant as
+            // a TOML array, table or number but does not parse is an error, not a string.
+            Err(e) if meant_as_toml(raw) => {
+                return Err(format!(
+                    "{}: cannot read {raw:?} as a TOML value: {}",
+                    key.trim(),
+                    e.message().split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
+            }
             Err(_) => toml::Value::String(raw.to_string()),
         };
         let segments: Vec<&str> = key.split('.').collect();

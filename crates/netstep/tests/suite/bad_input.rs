@@ -791,7 +791,44 @@ fn serde_errors_name_the_field_path() {
         &format!("{GOOD}[routing]\nmode = \"flowlet\"\nflowlet_gap = 50\n"),
         &[],
     );
-    assert_rejected(&o, &["routing.flowlet_gap", "integer `50`"]);
+    assert_rejected(
+        &o,
+        &[
+            "routing.flowlet_gap",
+            "a quantity with its unit",
+            "\"50us\"",
+            "got 50",
+        ],
+    );
+    // A table given as a string: what is expected, not a Rust type name.
+    let o = run_text(
+        &GOOD.replace("delay = \"1us\"", "delay = \"1us\"\nscheduler = \"drr\""),
+        &[],
+    );
+    assert_rejected(
+        &o,
+        &[
+            "topology.links.scheduler",
+            "expected a table such as { kind = \"drr\"",
+        ],
+    );
+    // An unknown variant inside a table the serializer writes as its own header.
+    let o = run_text(
+        GOOD,
+        &["--set", "topology.links.scheduler={ kind = \"pifo\" }"],
+    );
+    assert_rejected(
+        &o,
+        &["topology.links.scheduler.kind", "unknown variant `pifo`"],
+    );
+    // A negative class, and an out-of-range number from --set, named with the field.
+    let o = run_text(
+        &format!("{GOOD}[switch]\npfc = {{ classes = [-3], xoff = \"40KB\", xon = \"20KB\" }}\n"),
+        &[],
+    );
+    assert_rejected(&o, &["switch.pfc.classes", "-3"]);
+    let o = run_text(GOOD, &["--set", "trace.flows=[18446744073709551615]"]);
+    assert_rejected(&o, &["--set", "trace.flows", "too large"]);
 }
 
 /// Zero where zero makes no sense in a traffic block: a Poisson block over no time, a
