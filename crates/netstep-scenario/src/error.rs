@@ -134,7 +134,7 @@ pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError 
         Some(offset) if !key.is_empty() => field_path(text, offset, &key),
         _ => key,
     };
-    let message = unit_hint(&field, message);
+    let message = plain_types(unit_hint(&field, message));
     ScenarioError {
         file: file.to_string(),
         line_col: at.map(|offset| line_col(text, offset)),
@@ -164,6 +164,31 @@ fn unit_hint(field: &str, message: String) -> String {
     }
 }
 
+/// Serde's Rust type names in "expected ..." as the scenario format's words.
+fn plain_types(message: String) -> String {
+    const TYPES: [(&str, &str); 9] = [
+        ("expected u8", "expected an integer from 0 to 255"),
+        ("expected u16", "expected an integer from 0 to 65535"),
+        ("expected u32", "expected an integer from 0 to 4294967295"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected usize", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+        ("expected a sequence", "expected a list such as [1, 2]"),
+    ];
+    for (from, to) in TYPES {
+        if let Some(at) = message.find(from) {
+            let end = at + from.len();
+            // Whole words only ("expected u32" must not rewrite "expected u32x").
+            if !message[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                return format!("{}{to}{}", &message[..at], &message[end..]);
+            }
+        }
+    }
+    message
+}
+
 /// The key whose value holds `offset`: the last `key =` before it on its line (inside an
 /// inline table, the inner key).
 fn key_before(text: &str, offset: usize) -> Option<String> {
@@ -176,19 +201,6 @@ fn key_before(text: &str, offset: usize) -> Option<String> {
     let from = lhs.rfind(|c: char| !simple(c)).map_or(0, |i| i + 1);
     let key = lhs[from..].trim_matches('"');
     (!key.is_empty()).then(|| key.to_string())
-}
-
-/// The key of the `key = value` line holding `offset`, when `offset` is in its value.
-fn key_on_line(text: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(text.len());
-    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let line = &text[start..];
-    let (lhs, _) = line.split_once('=')?;
-    let eq = start + lhs.len();
-    let key = lhs.trim();
-    let simple = |c: char| c.is_ascii_alphanumeric() || "_-.\"".contains(c);
-    (offset > eq && !key.is_empty() && key.chars().all(simple))
-        .then(|| key.trim_matches('"').to_string())
 }
 
 /// The full path of `key` found at `offset`: the enclosing table header (`[a.b]`, or
@@ -222,15 +234,76 @@ fn field_path(text: &str, offset: usize, key: &str) -> String {
             path.push(name.trim().to_string());
         }
     }
-    // A key inside an inline table (`transport = { kind = ... }`): its line's key first.
-    if let Some(line_key) = key_on_line(text, offset)
-        && line_key != key
-        && text[start..offset].contains('{')
+    // Inside inline tables and arrays on the key's line: their keys and element indices
+    // (`links = [{ a_to_b = { bogus` is `links[0].a_to_b.bogus`).
+    path.extend(inline_path(&text[start..offset]));
+    let indexed = format!("{key}[");
+    if !path
+        .last()
+        .is_some_and(|last| last == key || last.starts_with(&indexed))
     {
-        path.push(line_key);
+        path.push(key.to_string());
     }
-    path.push(key.to_string());
     path.join(".")
+}
+
+/// The path to the innermost inline table or array open at the end of `line` (a line of
+/// TOML up to some offset): `key` for a table, `key[i]` for the i-th element of an array.
+fn inline_path(line: &str) -> Vec<String> {
+    enum Frame {
+        Table(Option<String>),
+        Array(Option<String>, usize),
+    }
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut word = String::new();
+    let mut key: Option<String> = None;
+    let mut in_string = false;
+    for c in line.chars() {
+        if in_string {
+            if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '=' => key = Some(std::mem::take(&mut word)),
+            '{' => {
+                frames.push(Frame::Table(key.take()));
+                word.clear();
+            }
+            '[' => {
+                frames.push(Frame::Array(key.take(), 0));
+                word.clear();
+            }
+            '}' | ']' => {
+                frames.pop();
+                key = None;
+                word.clear();
+            }
+            ',' => {
+                if let Some(Frame::Array(_, i)) = frames.last_mut() {
+                    *i += 1;
+                }
+                key = None;
+                word.clear();
+            }
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => word.push(c),
+            _ => {}
+        }
+    }
+    let mut path: Vec<String> = Vec::new();
+    for frame in frames {
+        match frame {
+            Frame::Table(Some(k)) => path.push(k),
+            Frame::Table(None) => {}
+            Frame::Array(k, i) => {
+                let name = k.or_else(|| path.pop()).unwrap_or_default();
+                path.push(format!("{name}[{i}]"));
+            }
+        }
+    }
+    path
 }
 
 /// 1-based line and column of a byte offset.
@@ -366,7 +439,7 @@ fn find_key(table: &str, name: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod refine_tests {
-    use super::{field_path, key_on_line, refine};
+    use super::{field_path, key_before, refine};
 
     #[test]
     fn a_field_is_named_with_its_table_and_inline_table() {
@@ -380,12 +453,27 @@ mod refine_tests {
             "traffic[1].transport.kind"
         );
         assert_eq!(field_path(text, at("samples"), "samples"), "random.samples");
-        assert_eq!(key_on_line(text, at("-3")).as_deref(), Some("samples"));
-        assert_eq!(key_on_line(text, at("samples")), None);
+        assert_eq!(key_before(text, at("-3")).as_deref(), Some("samples"));
+        assert_eq!(key_before(text, at("samples")), None);
         let inline = "[switch]\npfc = { classes = [-3], xoff = \"40KB\" }\n";
         let minus = inline.find("-3").unwrap();
-        assert_eq!(super::key_before(inline, minus).as_deref(), Some("classes"));
-        assert_eq!(field_path(inline, minus, "classes"), "switch.pfc.classes");
+        assert_eq!(key_before(inline, minus).as_deref(), Some("classes"));
+        assert_eq!(
+            field_path(inline, minus, "classes"),
+            "switch.pfc.classes[0]"
+        );
+        let links = "[topology]\nlinks = [{ a = \"x\" }, { a = \"a\", a_to_b = { rate = \"1Gbps\", bogus = 1 } }]\n";
+        let bogus = links.find("bogus").unwrap();
+        assert_eq!(
+            field_path(links, bogus, "bogus"),
+            "topology.links[1].a_to_b.bogus"
+        );
+        let flows = "[[traffic]]\nflows = [{ src = \"h0\", packts = 3 }]\n";
+        let packts = flows.find("packts").unwrap();
+        assert_eq!(
+            field_path(flows, packts, "packts"),
+            "traffic[0].flows[0].packts"
+        );
     }
 
     #[test]
