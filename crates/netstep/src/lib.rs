@@ -3,6 +3,7 @@
 //! can call it.
 
 pub mod compare;
+pub mod interrupt;
 pub mod output;
 pub mod summary;
 pub mod sweep;
@@ -25,6 +26,9 @@ pub enum CliError {
     /// netstep failed (exit 1).
     #[error("{0:#}")]
     Internal(anyhow::Error),
+    /// SIGINT or SIGTERM stopped the command (exit 128 + the signal's number).
+    #[error("interrupted by {}: nothing was written", interrupt::name(*.0))]
+    Interrupted(i32),
 }
 
 impl CliError {
@@ -33,6 +37,7 @@ impl CliError {
         match self {
             CliError::BadInput(_) => 2,
             CliError::Internal(_) => 1,
+            CliError::Interrupted(signal) => interrupt::exit_code(*signal),
         }
     }
 }
@@ -129,6 +134,13 @@ pub fn validate(
 
 /// `netstep run`: simulate and write the run folder atomically.
 pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
+    // SIGINT / SIGTERM: stop at the next window; the staging folder is dropped on the way out.
+    let interrupt = interrupt::Interrupt::install(false)
+        .map_err(|e| CliError::Internal(anyhow::anyhow!("listening for signals: {e}")))?;
+    let stopped = || match interrupt.received() {
+        Some(signal) => Err(CliError::Interrupted(signal)),
+        None => Ok(()),
+    };
     let mut overrides = request.overrides.clone();
     if let Some(list) = &request.trace {
         let mut tables = Vec::new();
@@ -167,8 +179,10 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let _watch = limits
         .memory
         .map(|(budget, source)| watchdog::MemoryWatch::start(budget, source, staging.dir.clone()));
+    stopped()?;
     let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config())
-        .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
+        .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?
+        .stop_when(interrupt.flag());
     let width = engine.width();
     let bar = summary::progress_bar(request.progress, scenario.meta.duration);
     let started = Instant::now();
@@ -201,9 +215,15 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     } else {
         engine.run(progress)
     }
-    // The only way a run fails is an event past the representable time, which the scenario's
-    // times caused: bad input (exit 2), named in the message.
-    .map_err(|e| CliError::BadInput(anyhow::anyhow!("simulating: {e}")))?;
+    // A run fails on an event past the representable time or a telemetry overflow, which
+    // the scenario caused: bad input (exit 2), named in the message; or it was stopped.
+    .map_err(|e| match e {
+        netstep_core::engine::RunError::Interrupted => {
+            CliError::Interrupted(interrupt.received().unwrap_or(2))
+        }
+        e => CliError::BadInput(anyhow::anyhow!("simulating: {e}")),
+    })?;
+    stopped()?;
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);
@@ -213,6 +233,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     output::write(&staging, &scenario, &tables, &output)
         .context("writing the run folder")
         .map_err(CliError::Internal)?;
+    stopped()?;
     staging.commit().map_err(CliError::Internal)?;
     Ok(RunReport {
         out,

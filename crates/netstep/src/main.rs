@@ -282,6 +282,11 @@ fn emit(text: &str) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Compare { .. }) {
+        // compare writes nothing: a signal exits at once, with one line and 130 / 143 (if
+        // the listener cannot start, the default action ends the process all the same).
+        let _ = netstep::interrupt::Interrupt::install(true);
+    }
     let result = match cli.command {
         Command::Run {
             scenario,

@@ -158,6 +158,7 @@ impl Staging {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "run".into());
+        remove_stale_staging(&parent, &name);
         let dir = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if dir.exists() {
             // Only a staging folder of this very process id can be here: a crashed run's.
@@ -214,6 +215,36 @@ impl Staging {
         std::fs::remove_dir(&aside)
             .with_context(|| format!("removing the previous run's folder {}", aside.display()))
     }
+}
+
+/// Removes the staging folders of earlier runs towards the same folder whose process is gone
+/// (a `kill -9`, a power cut, a second signal): netstep's own name pattern
+/// `.NAME.partial-PID` with no live process PID, and nothing else. (Linux: liveness from
+/// `/proc`; elsewhere nothing is removed.)
+fn remove_stale_staging(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid != std::process::id() && process_is_gone(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether no process `pid` exists (known on Linux only; elsewhere assumed alive).
+fn process_is_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux") && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 impl Drop for Staging {

@@ -39,6 +39,9 @@ pub enum RunError {
         /// The time it asked for, ps (saturated at `u64::MAX`).
         at_ps: u64,
     },
+    /// The run was asked to stop (a signal) before it ended.
+    #[error("stopped before the end")]
+    Interrupted,
     /// A packet of a telemetry (HPCC) flow crossed more switches than its telemetry stack
     /// holds: a link failure rerouted it while it was in flight.
     #[error(

@@ -41,6 +41,8 @@ pub struct WindowEngine<'m> {
     telemetry: bool,
     pool: Option<rayon::ThreadPool>,
     stats: RunStats,
+    /// Set from outside (a signal): the run stops before its next window.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Chunks per worker thread: enough for rayon to balance uneven chunks.
@@ -126,6 +128,7 @@ impl<'m> WindowEngine<'m> {
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
             telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
             pool,
+            stop: None,
             stats: RunStats {
                 window: width,
                 ..RunStats::default()
@@ -139,6 +142,12 @@ impl<'m> WindowEngine<'m> {
             chunk.deliver(inbox, n_chunks as u32, model, None);
         }
         Ok(engine)
+    }
+
+    /// Stops the run before the next window once `flag` is set ([`RunError::Interrupted`]).
+    pub fn stop_when(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
     }
 
     /// The window width in use.
@@ -313,6 +322,13 @@ impl<'m> WindowEngine<'m> {
             progress(start);
             if self.chunks.iter().any(|c| c.overflow) {
                 break;
+            }
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                return Err(RunError::Interrupted);
             }
         }
         overflow_error(

@@ -16,6 +16,7 @@ mod pfc;
 mod properties;
 mod queueing;
 mod shaping;
+mod signals;
 mod sweeps;
 mod tcp;
 mod topologies;
