@@ -652,6 +652,22 @@ pub enum TrafficConfig {
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },
+    /// Every host sends one flow to one other host and receives one (a derangement).
+    Permutation {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// Payload per flow (or give `packets`).
+        size: Option<String>,
+        /// Packets per flow (open loop) (or give `size`).
+        packets: Option<u32>,
+        /// Start time of every flow. Default `"0s"`.
+        start: Option<String>,
+        /// Host `i` of `n` sends to host `(i + n/2) mod n` instead of a random derangement.
+        /// Default false.
+        across_bisection: Option<bool>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
     /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
     Poisson {
         /// Traffic class (0-7) of the block's flows. Default 0.

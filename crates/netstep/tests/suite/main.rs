@@ -22,3 +22,4 @@ mod tcp;
 mod topologies;
 mod traces;
 mod transports;
+mod workloads;

@@ -1,6 +1,9 @@
 //! Turns `[transport]` and `[[traffic]]` blocks into the flow list: explicit flows, seeded
-//! random host pairs, and Poisson arrivals at a target host-link load with sizes from an
+//! random host pairs, permutations (`permutation.rs`: every host to one other, random or
+//! across the bisection), and Poisson arrivals at a target host-link load with sizes from an
 //! empirical CDF. Every random draw comes from a stream keyed by (seed, traffic block).
+
+mod permutation;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -703,6 +706,37 @@ pub fn generate(
                     flows.push(FlowSpec {
                         src,
                         dst,
+                        start,
+                        size: bytes,
+                        transport: spec.clone(),
+                        path: None,
+                        class,
+                    });
+                }
+            }
+            TrafficConfig::Permutation {
+                class,
+                size,
+                packets,
+                start,
+                across_bisection,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                let size = size
+                    .as_ref()
+                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+                    .transpose()?;
+                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                ctx.check_flows(flows.len(), hosts.len() as u64, &path)?;
+                let across = across_bisection.unwrap_or(false);
+                let dst = permutation::destinations(hosts.len(), across, &mut rng, &path)?;
+                for (i, d) in dst.into_iter().enumerate() {
+                    flows.push(FlowSpec {
+                        src: hosts[i],
+                        dst: hosts[d],
                         start,
                         size: bytes,
                         transport: spec.clone(),

@@ -1,0 +1,92 @@
+//! `kind = "permutation"`: every host sends one flow to one other host and receives one, a
+//! derangement of the hosts: seeded and uniformly random, or across the bisection (host `i`
+//! of `n`, in node order, to host `(i + n/2) mod n`: NSX's benchmark, "each NIC sending at full
+//! line rate to another NIC crossing the entire network hierarchy", since the generated
+//! topologies number hosts pod by pod and leaf by leaf).
+
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::error::{FieldPath, Invalid};
+
+/// The destination of each host (by position in `hosts`): `dst[i]` for host `i`, never `i`.
+pub fn destinations(
+    n: usize,
+    across_bisection: bool,
+    rng: &mut Pcg64Mcg,
+    path: &FieldPath,
+) -> Result<Vec<usize>, Invalid> {
+    if n < 2 {
+        return Err(Invalid::new(
+            path.clone(),
+            format!("a permutation needs at least 2 hosts, the topology has {n}"),
+        ));
+    }
+    if across_bisection {
+        if n % 2 == 1 {
+            return Err(Invalid::new(
+                path.key("across_bisection"),
+                format!(
+                    "needs an even number of hosts to pair the two halves, the topology has {n}"
+                ),
+            ));
+        }
+        return Ok((0..n).map(|i| (i + n / 2) % n).collect());
+    }
+    // A uniformly random derangement: Fisher-Yates shuffles until one has no fixed point
+    // (about e tries on average, each linear).
+    let mut dst: Vec<usize> = (0..n).collect();
+    loop {
+        for i in (1..n).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            dst.swap(i, j);
+        }
+        if dst.iter().enumerate().all(|(i, &d)| i != d) {
+            return Ok(dst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn every_host_sends_once_and_receives_once_never_to_itself() {
+        let path = FieldPath::of(&["traffic"]);
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        for n in [2, 3, 10, 101] {
+            for across in [false, true] {
+                if across && n % 2 == 1 {
+                    assert!(destinations(n, across, &mut rng, &path).is_err());
+                    continue;
+                }
+                let dst = destinations(n, across, &mut rng, &path).unwrap();
+                let mut seen = vec![false; n];
+                for (i, &d) in dst.iter().enumerate() {
+                    assert_ne!(i, d, "a host sends to itself");
+                    assert!(!seen[d], "a host receives twice");
+                    seen[d] = true;
+                }
+            }
+        }
+        assert_eq!(
+            destinations(4, true, &mut rng, &path).unwrap(),
+            vec![2, 3, 0, 1]
+        );
+        assert!(destinations(1, false, &mut rng, &path).is_err());
+    }
+
+    #[test]
+    fn random_derangements_are_uniform() {
+        // n = 3 has two derangements, each with probability 1/2: 20,000 draws, a binomial
+        // standard deviation of 71, so 4 sigma is 283.
+        let path = FieldPath::of(&["traffic"]);
+        let mut rng = Pcg64Mcg::seed_from_u64(9);
+        let first = (0..20_000)
+            .filter(|_| destinations(3, false, &mut rng, &path).unwrap() == vec![1, 2, 0])
+            .count() as i64;
+        assert!((first - 10_000).abs() < 283, "{first}");
+    }
+}
