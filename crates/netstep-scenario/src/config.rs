@@ -668,6 +668,28 @@ pub enum TrafficConfig {
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },
+    /// Incast (partition-aggregate): `senders` hosts send to one `receiver` at once, in
+    /// `rounds` rounds `interval` apart.
+    Incast {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// The receiving host's name. Default: a host drawn from the seed.
+        receiver: Option<String>,
+        /// Number of senders per round, drawn from the other hosts (distinct within a round).
+        senders: u32,
+        /// Payload each sender sends per round (or give `packets`).
+        size: Option<String>,
+        /// Packets each sender sends per round (open loop) (or give `size`).
+        packets: Option<u32>,
+        /// Rounds. Default 1.
+        rounds: Option<u32>,
+        /// Time between the starts of two rounds (needed with more than one round).
+        interval: Option<String>,
+        /// Start of the first round. Default `"0s"`.
+        start: Option<String>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
     /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
     Poisson {
         /// Traffic class (0-7) of the block's flows. Default 0.

@@ -3,6 +3,7 @@
 //! across the bisection), and Poisson arrivals at a target host-link load with sizes from an
 //! empirical CDF. Every random draw comes from a stream keyed by (seed, traffic block).
 
+mod incast;
 mod permutation;
 
 use std::collections::HashMap;
@@ -743,6 +744,86 @@ pub fn generate(
                         path: None,
                         class,
                     });
+                }
+            }
+            TrafficConfig::Incast {
+                class,
+                receiver,
+                senders,
+                size,
+                packets,
+                rounds,
+                interval,
+                start,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                let size = size
+                    .as_ref()
+                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+                    .transpose()?;
+                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                let rounds = rounds.unwrap_or(1);
+                let interval = match (interval, rounds) {
+                    (Some(_), _) => {
+                        let gap = duration_at(interval, path.key("interval"), SimTime::ZERO)?;
+                        if gap == SimTime::ZERO {
+                            return Err(Invalid::new(path.key("interval"), "must be positive"));
+                        }
+                        gap
+                    }
+                    (None, 0 | 1) => SimTime::ZERO,
+                    (None, _) => {
+                        return Err(Invalid::new(
+                            path.key("interval"),
+                            "more than one round needs an interval between round starts, e.g. interval = \"1ms\"",
+                        ));
+                    }
+                };
+                let position = match receiver {
+                    Some(name) => {
+                        let node = ctx
+                            .topology
+                            .nodes
+                            .iter()
+                            .position(|n| n.name == *name)
+                            .ok_or_else(|| {
+                                Invalid::new(
+                                    path.key("receiver"),
+                                    format!("no node named {name:?}"),
+                                )
+                            })?;
+                        hosts
+                            .iter()
+                            .position(|&h| h as usize == node)
+                            .ok_or_else(|| {
+                                Invalid::new(
+                                    path.key("receiver"),
+                                    format!("{name:?} is not a host"),
+                                )
+                            })?
+                    }
+                    None => (rng.next_u64() % hosts.len().max(1) as u64) as usize,
+                };
+                let total = (*senders as u64).saturating_mul(rounds as u64);
+                ctx.check_flows(flows.len(), total, &path.key("senders"))?;
+                let plan =
+                    incast::senders(hosts.len(), position, *senders, rounds, &mut rng, &path)?;
+                for (r, round) in plan.into_iter().enumerate() {
+                    let at = start + SimTime(interval.0.saturating_mul(r as u64));
+                    for src in round {
+                        flows.push(FlowSpec {
+                            src: hosts[src],
+                            dst: hosts[position],
+                            start: at,
+                            size: bytes,
+                            transport: spec.clone(),
+                            path: None,
+                            class,
+                        });
+                    }
                 }
             }
             TrafficConfig::Poisson {

@@ -852,3 +852,38 @@ fn traffic_blocks_that_make_nothing_are_refused() {
     let pairs = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"random_pairs\"\nsize = \"1KB\"\ncount = 0\n";
     assert_rejected(&run_text(pairs, &[]), &["traffic[0].count", "at least 1"]);
 }
+
+/// Incast and permutation blocks name what is wrong.
+#[test]
+fn bad_incast_and_permutation_blocks_are_refused() {
+    let block = |body: &str| {
+        GOOD.replace(
+            "kind = \"flows\"\nflows = [{ src = \"h0\", dst = \"h5\", size = \"10KB\" }]",
+            body,
+        )
+    };
+    for (body, needles) in [
+        (
+            "kind = \"incast\"\nreceiver = \"h0\"\nsenders = 16\nsize = \"1KB\"",
+            &["traffic[0].senders", "between 1 and 15"][..],
+        ),
+        (
+            "kind = \"incast\"\nreceiver = \"edge0_0\"\nsenders = 2\nsize = \"1KB\"",
+            &["traffic[0].receiver", "not a host"][..],
+        ),
+        (
+            "kind = \"incast\"\nreceiver = \"nobody\"\nsenders = 2\nsize = \"1KB\"",
+            &["traffic[0].receiver", "no node named"][..],
+        ),
+        (
+            "kind = \"incast\"\nsenders = 2\nrounds = 3\nsize = \"1KB\"",
+            &["traffic[0].interval", "needs an interval"][..],
+        ),
+        (
+            "kind = \"permutation\"\nsize = \"1KB\"\nacross_bisection = \"yes\"",
+            &["traffic[0].across_bisection", "true or false"][..],
+        ),
+    ] {
+        assert_rejected(&run_text(&block(body), &[]), needles);
+    }
+}

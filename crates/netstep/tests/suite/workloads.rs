@@ -65,3 +65,68 @@ fn random_permutations_follow_the_seed() {
     assert_eq!(a.len(), 16);
     assert!(a.iter().all(|(s, d)| s != d));
 }
+
+/// The new traffic kinds are exact: the window engine on 1 and 4 threads simulates what the
+/// reference engine does.
+#[test]
+fn workload_examples_are_exact_on_1_and_4_threads() {
+    for file in [
+        "scenarios/workloads/permutation.toml",
+        "scenarios/workloads/incast.toml",
+    ] {
+        let s = scenario_file(file, &[]);
+        let reference = exact_on_1_and_4_threads(&s, file);
+        assert!(reference.flows.iter().all(|f| f.end.is_some()), "{file}");
+    }
+}
+
+/// `scenarios/workloads/incast.toml`: 3 rounds of 8 distinct senders to h0, 2 ms apart; 186
+/// drops, 151 at the port towards h0; 8 timeouts; each round 1.22 to 1.28 ms.
+#[test]
+fn the_incast_example_does_what_its_header_says() {
+    let s = scenario_file("scenarios/workloads/incast.toml", &[]);
+    let flows = &s.model.flows.flows;
+    assert_eq!(flows.len(), 24);
+    for round in 0..3u64 {
+        let mut senders: Vec<u32> = flows
+            .iter()
+            .filter(|f| f.start.0 == round * 2_000_000_000)
+            .map(|f| f.src)
+            .collect();
+        senders.sort_unstable();
+        senders.dedup();
+        assert_eq!(senders.len(), 8, "round {round}: 8 distinct senders");
+        assert!(!senders.contains(&0));
+    }
+    assert!(flows.iter().all(|f| f.dst == 0), "all to h0");
+    let out = run_window(&s, 1, WindowMode::Exact);
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(out.stats.drops, 186);
+    let towards_h0 = s
+        .model
+        .net
+        .port_id(16, s.model.net.port_towards(16, 0).unwrap());
+    let port = out.ports.iter().find(|p| p.port == towards_h0).unwrap();
+    assert_eq!(port.drops, 151);
+    assert_eq!(out.flows.iter().map(|f| f.timeouts).sum::<u64>(), 8);
+    for round in 0..3u64 {
+        let start = round * 2_000_000_000;
+        let end = out
+            .flows
+            .iter()
+            .filter(|f| flows[f.flow as usize].start.0 == start)
+            .map(|f| f.end.unwrap().0)
+            .max()
+            .unwrap();
+        let ms = (end - start) as f64 / 1e9;
+        assert!(
+            (1.22..=1.28).contains(&format!("{ms:.2}").parse::<f64>().unwrap()),
+            "round {round}: {ms} ms"
+        );
+    }
+    // The bound the header quotes: 8 x 64 KB with TCP's 40 B headers (44 segments of at most
+    // 1,460 B) through one 10 Gb/s link.
+    let wire = 64_000.0 + (64_000f64 / 1460.0).ceil() * 40.0;
+    let ideal_ms = 8.0 * wire * 8.0 / 10e9 * 1e3;
+    assert_eq!(format!("{ideal_ms:.2}"), "0.42");
+}
