@@ -668,6 +668,19 @@ pub enum TrafficConfig {
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },
+    /// Every host sends one flow to every other host, all at `start`.
+    AllToAll {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// Payload per flow (or give `packets`).
+        size: Option<String>,
+        /// Packets per flow (open loop) (or give `size`).
+        packets: Option<u32>,
+        /// Start time of every flow. Default `"0s"`.
+        start: Option<String>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
     /// Incast (partition-aggregate): `senders` hosts send to one `receiver` at once, in
     /// `rounds` rounds `interval` apart.
     Incast {

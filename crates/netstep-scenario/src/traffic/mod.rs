@@ -1,6 +1,7 @@
 //! Turns `[transport]` and `[[traffic]]` blocks into the flow list: explicit flows, seeded
 //! random host pairs, permutations (`permutation.rs`: every host to one other, random or
-//! across the bisection), and Poisson arrivals at a target host-link load with sizes from an
+//! across the bisection), all-to-all exchanges, incasts (`incast.rs`: rounds of distinct
+//! senders to one receiver), and Poisson arrivals at a target host-link load with sizes from an
 //! empirical CDF. Every random draw comes from a stream keyed by (seed, traffic block).
 
 mod incast;
@@ -744,6 +745,40 @@ pub fn generate(
                         path: None,
                         class,
                     });
+                }
+            }
+            TrafficConfig::AllToAll {
+                class,
+                size,
+                packets,
+                start,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                let size = size
+                    .as_ref()
+                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+                    .transpose()?;
+                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                require_two_hosts(&hosts, &path)?;
+                let n = hosts.len() as u64;
+                ctx.check_flows(flows.len(), n.saturating_mul(n - 1), &path)?;
+                // Source by source, destinations in host order (each host's own flows in one
+                // run of ids).
+                for &src in &hosts {
+                    for &dst in hosts.iter().filter(|&&d| d != src) {
+                        flows.push(FlowSpec {
+                            src,
+                            dst,
+                            start,
+                            size: bytes,
+                            transport: spec.clone(),
+                            path: None,
+                            class,
+                        });
+                    }
                 }
             }
             TrafficConfig::Incast {

@@ -73,6 +73,7 @@ fn workload_examples_are_exact_on_1_and_4_threads() {
     for file in [
         "scenarios/workloads/permutation.toml",
         "scenarios/workloads/incast.toml",
+        "scenarios/workloads/all-to-all.toml",
     ] {
         let s = scenario_file(file, &[]);
         let reference = exact_on_1_and_4_threads(&s, file);
@@ -129,4 +130,46 @@ fn the_incast_example_does_what_its_header_says() {
     let wire = 64_000.0 + (64_000f64 / 1460.0).ceil() * 40.0;
     let ideal_ms = 8.0 * wire * 8.0 / 10e9 * 1e3;
     assert_eq!(format!("{ideal_ms:.2}"), "0.42");
+}
+
+/// `scenarios/workloads/all-to-all.toml`: every ordered pair once; the exchange cannot end
+/// before each host has pushed its 15 flows through its own link (1.23 ms) and ends at 2.71 ms;
+/// 113 drops; median slowdown 14.1.
+#[test]
+fn the_all_to_all_example_does_what_its_header_says() {
+    let s = scenario_file("scenarios/workloads/all-to-all.toml", &[]);
+    let flows = &s.model.flows.flows;
+    assert_eq!(flows.len(), 240);
+    let mut pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 240);
+    assert!(pairs.iter().all(|(a, b)| a != b && *a < 16 && *b < 16));
+    let out = run_window(&s, 1, WindowMode::Exact);
+    let end = out
+        .flows
+        .iter()
+        .map(|f| f.end.expect("completes").0)
+        .max()
+        .unwrap();
+    // The bound: 15 flows of 100,000 B in 69 segments with 40 B headers, 10 Gb/s.
+    let bound_ps = 15.0 * (100_000.0 + 69.0 * 40.0) * 8.0 / 10e9 * 1e12;
+    assert!(end as f64 >= bound_ps, "no exchange beats the host links");
+    assert_eq!(format!("{:.2}", bound_ps / 1e9), "1.23");
+    assert_eq!(format!("{:.2}", end as f64 / 1e9), "2.71");
+    assert_eq!(format!("{:.2}", end as f64 / bound_ps), "2.20");
+    assert_eq!(out.stats.drops, 113);
+    let mut slowdowns: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|o| {
+            let ideal =
+                netstep_core::flow::ideal_fct(&s.model.net, &s.model.flows, o.flow, s.model.seed)
+                    .unwrap();
+            (o.end.unwrap() - flows[o.flow as usize].start).0 as f64 / ideal.0 as f64
+        })
+        .collect();
+    slowdowns.sort_by(f64::total_cmp);
+    let median = (slowdowns[119] + slowdowns[120]) / 2.0;
+    assert_eq!(format!("{median:.1}"), "14.1");
 }
