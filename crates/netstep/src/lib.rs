@@ -62,6 +62,9 @@ pub struct RunRequest {
     /// `--max-memory`: the memory budget, checked before the run and watched during it
     /// (default: the machine's available memory).
     pub max_memory: Option<String>,
+    /// `--max-disk`: the output budget, watched while the run writes (default: the free space
+    /// of the output's file system).
+    pub max_disk: Option<String>,
 }
 
 /// The result of a completed run.
@@ -179,6 +182,26 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let _watch = limits
         .memory
         .map(|(budget, source)| watchdog::MemoryWatch::start(budget, source, staging.dir.clone()));
+    let max_disk = match &request.max_disk {
+        None => None,
+        Some(text) => match netstep_core::units::parse_size(text) {
+            Ok(bytes) if bytes.0 > 0 => Some(bytes.0),
+            Ok(_) => {
+                return Err(CliError::BadInput(anyhow::anyhow!(
+                    "--max-disk: must be positive, got {text:?}"
+                )));
+            }
+            Err(e) => {
+                return Err(CliError::BadInput(anyhow::anyhow!(
+                    "--max-disk: {e}; expected a size such as \"10GB\""
+                )));
+            }
+        },
+    };
+    let _disk = watchdog::DiskWatch::start(
+        watchdog::DiskBudget::for_dir(max_disk, &staging.dir),
+        staging.dir.clone(),
+    );
     stopped()?;
     let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config())
         .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?

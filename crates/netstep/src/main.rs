@@ -68,6 +68,11 @@ enum Command {
         /// memory available on this machine).
         #[arg(long, value_name = "SIZE")]
         max_memory: Option<String>,
+        /// Output budget, e.g. 10GB: a run whose output (trace tables stream to disk while it
+        /// runs) grows past it stops with exit 2 and no output (default: the free space of the
+        /// output's file system).
+        #[arg(long, value_name = "SIZE")]
+        max_disk: Option<String>,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -296,6 +301,7 @@ fn main() -> ExitCode {
             trace,
             sample_interval,
             max_memory,
+            max_disk,
             quiet,
         } => {
             let request = RunRequest {
@@ -307,6 +313,7 @@ fn main() -> ExitCode {
                 trace,
                 sample_interval,
                 max_memory,
+                max_disk,
             };
             netstep::run(&request).map(|report| {
                 if !quiet {

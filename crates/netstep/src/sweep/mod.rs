@@ -392,6 +392,7 @@ pub fn run_point(
         trace: None,
         sample_interval: None,
         max_memory: max_memory.map(str::to_string),
+        max_disk: None,
     };
     let started = Instant::now();
     let result = crate::run(&request);

@@ -108,3 +108,44 @@ fn a_stale_staging_folder_with_a_dead_pid_is_removed_and_only_that() {
     assert!(alive.exists() && other.exists() && file.exists());
     assert!(dir.path().join("run").join("flows.parquet").exists());
 }
+
+/// A run whose output outgrows `--max-disk` (trace rows stream to disk while it runs) stops
+/// with exit 2 and one line naming the budget and the settings that shrink the output, and
+/// leaves nothing; a budget that is not a size is refused before the run.
+#[test]
+fn a_run_whose_output_outgrows_its_disk_budget_stops_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let done = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args([
+            "run",
+            "--quiet",
+            "--trace",
+            "cc_samples",
+            "--sample-interval",
+            "1ns",
+        ])
+        .args(["--max-disk", "2MB", "--out"])
+        .arg(&out)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--max-disk") && stderr.contains("trace.sample_interval"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert!(staging(dir.path()).is_empty());
+    let bad = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "--quiet", "--max-disk", "lots", "--out"])
+        .arg(&out)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--max-disk"));
+    assert!(staging(dir.path()).is_empty());
+}
