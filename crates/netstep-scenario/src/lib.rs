@@ -552,6 +552,7 @@ fn build(
         packets,
         queue_sample_rows: 0,
         routing_entries,
+        packet_hop_rows: 0,
     };
     limits.check_count(
         packets,
@@ -641,6 +642,15 @@ fn build(
     if let Some(failures) = &model.failures {
         check_telemetry_under_failures(&model, failures, &mut world)?;
     }
+    if let Some(filter) = &model.trace.packet_hops {
+        footprint.packet_hop_rows = estimate_packet_hops(&model, filter);
+        limits.check_count(
+            footprint.packet_hop_rows,
+            limits::MAX_PACKET_HOP_ROWS,
+            "packet_hops rows (packets x hops after trace.flows, trace.nodes and trace.sample_one_in)",
+            &FieldPath::of(&["trace", "sample_one_in"]),
+        )?;
+    }
     if !model.flows.is_empty() && model.lookahead() == SimTime::ZERO {
         return Err(Invalid::new(
             FieldPath::of(&["topology"]),
@@ -719,6 +729,49 @@ fn meant_as_toml(raw: &str) -> bool {
     raw.starts_with(['[', '{', '-', '+'])
         || raw.parse::<f64>().is_ok()
         || (!raw.is_empty() && raw.chars().all(|c| c.is_ascii_digit() || c == '_'))
+}
+
+/// Expected `packet_hops` rows (see [`Footprint::packet_hop_rows`]): each kept flow's data
+/// packets over its route and its ACKs over the way back (TCP: one per segment, or one per two
+/// with delayed ACKs; RDMA: one per `ack_every`; open loop: none), counted at the nodes the
+/// filter keeps, divided by the 1-in-N sampling.
+fn estimate_packet_hops(
+    model: &netstep_core::engine::Model,
+    filter: &netstep_core::engine::trace::HopFilter,
+) -> u64 {
+    use netstep_core::transport::TransportSpec;
+    let kept = |node: u32| {
+        filter
+            .nodes
+            .as_ref()
+            .is_none_or(|n| n.get(node as usize).copied().unwrap_or(false))
+    };
+    let hops = |flow: u32, reverse: bool| {
+        netstep_core::flow::flow_route(&model.net, &model.flows, flow, reverse).map_or(0, |route| {
+            route.iter().filter(|(node, _)| kept(*node)).count() as u64
+        })
+    };
+    let mut rows = 0u64;
+    for (flow, f) in model.flows.flows.iter().enumerate() {
+        if !filter
+            .flows
+            .as_ref()
+            .is_none_or(|k| k.get(flow).copied().unwrap_or(false))
+        {
+            continue;
+        }
+        let data = traffic::data_packets(&f.transport, f.size);
+        let acks = match &f.transport {
+            TransportSpec::OpenLoop(_) => 0,
+            TransportSpec::Tcp(t) if t.delayed_ack.is_some() => data.div_ceil(2),
+            TransportSpec::Tcp(_) => data,
+            TransportSpec::Rdma(r) => data.div_ceil(r.ack_every.max(1) as u64),
+        };
+        rows = rows
+            .saturating_add(data.saturating_mul(hops(flow as u32, false)))
+            .saturating_add(acks.saturating_mul(hops(flow as u32, true)));
+    }
+    rows / filter.one_in.max(1) as u64
 }
 
 /// Tables `[trace] tables` may name.

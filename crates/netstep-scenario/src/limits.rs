@@ -10,6 +10,9 @@ use netstep_core::units::SimTime;
 
 use crate::error::{FieldPath, Invalid};
 
+/// Most `packet_hops` rows a run may be expected to write (the estimate in [`Footprint`]):
+/// 2^34, about 17 billion rows and several hundred GB of Parquet.
+pub const MAX_PACKET_HOP_ROWS: u64 = 1 << 34;
 /// Most nodes in one scenario (hosts and switches): 16,777,216.
 pub const MAX_NODES: u64 = 1 << 24;
 /// Most egress ports (two per link): 134,217,728.
@@ -68,6 +71,11 @@ pub struct Footprint {
     /// Shortest-path routing table entries (`custom` topologies; 0 for the others, which
     /// route arithmetically).
     pub routing_entries: u64,
+    /// Expected `packet_hops` rows (0 when the table is off): every data packet over its
+    /// route and every ACK over the way back, after the flow and node filters and 1-in-N
+    /// sampling. Exact for a run without losses that runs to its end; retransmissions add
+    /// rows, a `duration` or a time filter removes some.
+    pub packet_hop_rows: u64,
 }
 
 impl Footprint {
@@ -92,6 +100,9 @@ impl fmt::Display for Footprint {
         )?;
         if self.queue_sample_rows > 0 {
             write!(f, ", {} queue-sample rows", self.queue_sample_rows)?;
+        }
+        if self.packet_hop_rows > 0 {
+            write!(f, ", about {} packet-hop rows", self.packet_hop_rows)?;
         }
         write!(f, "; expected memory {}", human_bytes(self.memory_bytes()))
     }

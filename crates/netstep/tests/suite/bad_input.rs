@@ -887,3 +887,15 @@ fn bad_incast_and_permutation_blocks_are_refused() {
         assert_rejected(&run_text(&block(body), &[]), needles);
     }
 }
+
+/// A traced run expected to write more `packet_hops` rows than the limit is refused before it
+/// starts, naming the setting that shrinks it.
+#[test]
+fn too_many_packet_hop_rows_are_refused_before_the_run() {
+    let many = GOOD.replace(
+        "kind = \"flows\"\nflows = [{ src = \"h0\", dst = \"h5\", size = \"10KB\" }]",
+        "kind = \"random_pairs\"\ncount = 64\nsize = \"1500GB\"",
+    );
+    let o = run_text(&many, &["--trace", "packet_hops"]);
+    assert_rejected(&o, &["trace.sample_one_in", "packet_hops rows", "limit"]);
+}

@@ -254,3 +254,43 @@ fn mm1_sojourn_from_packet_hops_matches_theory() {
         "mean sojourn {mean:.3} us vs theory {theory} us (+-{half_width:.3})"
     );
 }
+
+/// The `packet_hops` row estimate that `validate` prints and the limits check (every data
+/// packet over its route, every ACK back, after filters and sampling) is within 10 % of the
+/// rows a run writes: exact for open-loop traffic without loss, and close for TCP, whose
+/// retransmissions add rows, with drops (incast) or without many (the quickstart).
+#[test]
+fn the_packet_hop_estimate_is_within_ten_percent_of_the_rows_written() {
+    for (file, overrides) in [
+        (
+            "scenarios/days-baseline/fattree-k4-f64.toml",
+            &["traffic.0.packets=200"][..],
+        ),
+        (
+            "scenarios/quickstart.toml",
+            &["traffic.0.duration=\"5ms\""][..],
+        ),
+        ("scenarios/workloads/incast.toml", &[][..]),
+    ] {
+        let mut with_table = overrides.to_vec();
+        with_table.push("trace.tables=[\"packet_hops\"]");
+        let mut s = scenario_file(file, &with_table);
+        let estimate = s.meta.footprint.packet_hop_rows as f64;
+        s.model.trace.packet_hops = Some(netstep_core::engine::trace::HopFilter::all());
+        let mut trace = netstep_core::engine::trace::MemoryTrace::default();
+        let config = netstep_core::engine::EngineConfig {
+            threads: 1,
+            window: WindowMode::Exact,
+            end: s.meta.duration,
+        };
+        netstep_core::engine::window::WindowEngine::new(&s.model, config)
+            .unwrap()
+            .run_traced(|_| {}, &mut trace)
+            .unwrap();
+        let written = trace.hops.len() as f64;
+        assert!(
+            (estimate - written).abs() <= 0.1 * written,
+            "{file}: estimate {estimate}, written {written}"
+        );
+    }
+}
