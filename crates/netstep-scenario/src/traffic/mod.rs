@@ -687,14 +687,14 @@ pub fn generate(
                 start,
                 transport,
             } => {
-                let template = transport_of(transport)?;
-                let class = traffic_class(*class, &path.key("class"))?;
-                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let size = size
-                    .as_ref()
-                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
-                    .transpose()?;
-                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                let same = SameFlows::resolve(
+                    &transport_of(transport)?,
+                    *class,
+                    size,
+                    *packets,
+                    start,
+                    &path,
+                )?;
                 require_two_hosts(&hosts, &path)?;
                 if *count == 0 {
                     return Err(Invalid::new(
@@ -705,15 +705,7 @@ pub fn generate(
                 ctx.check_flows(flows.len(), *count as u64, &path.key("count"))?;
                 for _ in 0..*count {
                     let (src, dst) = random_pair(&mut rng, &hosts);
-                    flows.push(FlowSpec {
-                        src,
-                        dst,
-                        start,
-                        size: bytes,
-                        transport: spec.clone(),
-                        path: None,
-                        class,
-                    });
+                    flows.push(same.flow(src, dst, same.start));
                 }
             }
             TrafficConfig::Permutation {
@@ -724,27 +716,19 @@ pub fn generate(
                 across_bisection,
                 transport,
             } => {
-                let template = transport_of(transport)?;
-                let class = traffic_class(*class, &path.key("class"))?;
-                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let size = size
-                    .as_ref()
-                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
-                    .transpose()?;
-                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                let same = SameFlows::resolve(
+                    &transport_of(transport)?,
+                    *class,
+                    size,
+                    *packets,
+                    start,
+                    &path,
+                )?;
                 ctx.check_flows(flows.len(), hosts.len() as u64, &path)?;
                 let across = across_bisection.unwrap_or(false);
                 let dst = permutation::destinations(hosts.len(), across, &mut rng, &path)?;
                 for (i, d) in dst.into_iter().enumerate() {
-                    flows.push(FlowSpec {
-                        src: hosts[i],
-                        dst: hosts[d],
-                        start,
-                        size: bytes,
-                        transport: spec.clone(),
-                        path: None,
-                        class,
-                    });
+                    flows.push(same.flow(hosts[i], hosts[d], same.start));
                 }
             }
             TrafficConfig::AllToAll {
@@ -754,14 +738,14 @@ pub fn generate(
                 start,
                 transport,
             } => {
-                let template = transport_of(transport)?;
-                let class = traffic_class(*class, &path.key("class"))?;
-                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let size = size
-                    .as_ref()
-                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
-                    .transpose()?;
-                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                let same = SameFlows::resolve(
+                    &transport_of(transport)?,
+                    *class,
+                    size,
+                    *packets,
+                    start,
+                    &path,
+                )?;
                 require_two_hosts(&hosts, &path)?;
                 let n = hosts.len() as u64;
                 ctx.check_flows(flows.len(), n.saturating_mul(n - 1), &path)?;
@@ -769,15 +753,7 @@ pub fn generate(
                 // run of ids).
                 for &src in &hosts {
                     for &dst in hosts.iter().filter(|&&d| d != src) {
-                        flows.push(FlowSpec {
-                            src,
-                            dst,
-                            start,
-                            size: bytes,
-                            transport: spec.clone(),
-                            path: None,
-                            class,
-                        });
+                        flows.push(same.flow(src, dst, same.start));
                     }
                 }
             }
@@ -792,14 +768,14 @@ pub fn generate(
                 start,
                 transport,
             } => {
-                let template = transport_of(transport)?;
-                let class = traffic_class(*class, &path.key("class"))?;
-                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
-                let size = size
-                    .as_ref()
-                    .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
-                    .transpose()?;
-                let (spec, bytes) = template.for_flow(size, *packets, &path)?;
+                let same = SameFlows::resolve(
+                    &transport_of(transport)?,
+                    *class,
+                    size,
+                    *packets,
+                    start,
+                    &path,
+                )?;
                 let rounds = rounds.unwrap_or(1);
                 let interval = match (interval, rounds) {
                     (Some(_), _) => {
@@ -847,17 +823,9 @@ pub fn generate(
                 let plan =
                     incast::senders(hosts.len(), position, *senders, rounds, &mut rng, &path)?;
                 for (r, round) in plan.into_iter().enumerate() {
-                    let at = start + SimTime(interval.0.saturating_mul(r as u64));
+                    let at = same.start + SimTime(interval.0.saturating_mul(r as u64));
                     for src in round {
-                        flows.push(FlowSpec {
-                            src: hosts[src],
-                            dst: hosts[position],
-                            start: at,
-                            size: bytes,
-                            transport: spec.clone(),
-                            path: None,
-                            class,
-                        });
+                        flows.push(same.flow(hosts[src], hosts[position], at));
                     }
                 }
             }
@@ -956,6 +924,54 @@ fn resolve_cdf_path(cdf: &str, base_dir: Option<&Path>) -> std::path::PathBuf {
     match base_dir.map(|d| d.join(given)) {
         Some(candidate) if candidate.exists() => candidate,
         _ => given.to_path_buf(),
+    }
+}
+
+/// What every flow of a generated block shares: class, start, transport and size (the
+/// fields `random_pairs`, `permutation`, `all_to_all` and `incast` have in common).
+struct SameFlows {
+    class: u8,
+    start: SimTime,
+    spec: TransportSpec,
+    bytes: Bytes,
+}
+
+impl SameFlows {
+    /// Resolves the shared fields of block `path` with transport `template`.
+    fn resolve(
+        template: &TransportTemplate,
+        class: Option<u8>,
+        size: &Option<String>,
+        packets: Option<u32>,
+        start: &Option<String>,
+        path: &FieldPath,
+    ) -> Result<SameFlows, Invalid> {
+        let class = traffic_class(class, &path.key("class"))?;
+        let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+        let size = size
+            .as_ref()
+            .map(|s| parse_size(s).map_err(|e| Invalid::unit(path.key("size"), e)))
+            .transpose()?;
+        let (spec, bytes) = template.for_flow(size, packets, path)?;
+        Ok(SameFlows {
+            class,
+            start,
+            spec,
+            bytes,
+        })
+    }
+
+    /// One flow of the block from `src` to `dst` starting at `at`.
+    fn flow(&self, src: u32, dst: u32, at: SimTime) -> FlowSpec {
+        FlowSpec {
+            src,
+            dst,
+            start: at,
+            size: self.bytes,
+            transport: self.spec.clone(),
+            path: None,
+            class: self.class,
+        }
     }
 }
 
