@@ -31,6 +31,49 @@ pub struct FlowSpec {
     pub path: Option<Box<ExplicitPath>>,
     /// Traffic class (0-7) of the flow's packets, data and feedback alike.
     pub class: u8,
+    /// Flows that must finish before this one starts (`None`: it starts at `start`).
+    pub after: Option<Box<Dependencies>>,
+}
+
+/// What a flow waits for: other flows' finish, then a delay (compute time).
+///
+/// A dependency finishes when its receiver has every byte. The flow's source learns of it at
+/// once when it is that receiver (a collective's next step), otherwise after the unloaded
+/// one-way latency of a [`NOTIFY_BYTES`] message from the receiver to the source
+/// ([`notify_latency`]). The flow starts at `max(start, last notice + delay)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dependencies {
+    /// Flow ids (distinct).
+    pub flows: Box<[u32]>,
+    /// Time between the last notice and the start.
+    pub delay: SimTime,
+}
+
+/// Size of the notice a dependency's receiver sends to a dependent flow's source on another
+/// host (a minimum Ethernet frame).
+pub const NOTIFY_BYTES: Bytes = Bytes(64);
+
+/// Why a flow table's dependencies cannot run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DependencyError {
+    /// A flow names a flow id that does not exist.
+    #[error("flow {flow} waits for flow {missing}, which does not exist ({count} flows)")]
+    Unknown {
+        /// The waiting flow.
+        flow: u32,
+        /// The id it names.
+        missing: u32,
+        /// How many flows there are.
+        count: usize,
+    },
+    /// A flow waits for itself through a chain of dependencies.
+    #[error("flow {flow} waits for itself through {cycle:?}")]
+    Cycle {
+        /// A flow on the cycle.
+        flow: u32,
+        /// The cycle, starting and ending at `flow`: each flow waits for the next.
+        cycle: Vec<u32>,
+    },
 }
 
 /// All flows, plus each flow's slot at its sender and receiver host.
@@ -42,6 +85,10 @@ pub struct FlowTable {
     pub src_slot: Vec<u32>,
     /// Index of the flow among the flows received by its destination host.
     pub dst_slot: Vec<u32>,
+    /// The flows waiting for each flow, in compressed rows: those of flow `f` are
+    /// `dependents[dependents_at[f]..dependents_at[f + 1]]` (both empty when no flow waits).
+    dependents_at: Vec<u32>,
+    dependents: Vec<u32>,
 }
 
 impl FlowTable {
@@ -57,11 +104,41 @@ impl FlowTable {
             dst_slot.push(received[f.dst as usize]);
             received[f.dst as usize] += 1;
         }
+        let (dependents_at, dependents) = dependents(&flows);
         FlowTable {
             flows,
             src_slot,
             dst_slot,
+            dependents_at,
+            dependents,
         }
+    }
+
+    /// The flows waiting for `flow` (in flow id order).
+    #[inline]
+    pub fn dependents(&self, flow: u32) -> &[u32] {
+        match self.dependents_at.get(flow as usize..flow as usize + 2) {
+            Some(&[from, to]) => &self.dependents[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+
+    /// True when some flow waits for a flow received by another host than its source (a
+    /// notice then crosses the network: see [`Dependencies`]).
+    pub fn has_remote_dependencies(&self) -> bool {
+        self.flows.iter().any(|f| {
+            f.after.as_ref().is_some_and(|deps| {
+                deps.flows
+                    .iter()
+                    .any(|&d| self.flows.get(d as usize).is_some_and(|d| d.dst != f.src))
+            })
+        })
+    }
+
+    /// Checks that every dependency names an existing flow and that no flow waits for itself
+    /// (through any chain): [`check_dependencies`].
+    pub fn check_dependencies(&self) -> Result<(), DependencyError> {
+        check_dependencies(&self.flows)
     }
 
     /// Number of flows.
@@ -72,6 +149,121 @@ impl FlowTable {
     pub fn is_empty(&self) -> bool {
         self.flows.is_empty()
     }
+}
+
+/// Checks that every dependency names an existing flow and that no flow waits for itself
+/// (through any chain); a cycle is reported from its lowest flow id.
+pub fn check_dependencies(flows: &[FlowSpec]) -> Result<(), DependencyError> {
+    let n = flows.len();
+    for (i, f) in flows.iter().enumerate() {
+        for &d in f.after.iter().flat_map(|deps| deps.flows.iter()) {
+            if d as usize >= n {
+                return Err(DependencyError::Unknown {
+                    flow: i as u32,
+                    missing: d,
+                    count: n,
+                });
+            }
+        }
+    }
+    let (at, list) = dependents(flows);
+    if at.is_empty() {
+        return Ok(());
+    }
+    // Kahn's algorithm: what is never released lies on a cycle or behind one.
+    let mut waiting: Vec<u32> = flows
+        .iter()
+        .map(|f| f.after.as_ref().map_or(0, |d| d.flows.len() as u32))
+        .collect();
+    let mut ready: Vec<u32> = (0..n as u32)
+        .filter(|&f| waiting[f as usize] == 0)
+        .collect();
+    let mut released = 0;
+    while let Some(f) = ready.pop() {
+        released += 1;
+        for &d in &list[at[f as usize] as usize..at[f as usize + 1] as usize] {
+            waiting[d as usize] -= 1;
+            if waiting[d as usize] == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    if released == n {
+        return Ok(());
+    }
+    // Walk from a blocked flow through blocked dependencies until a flow repeats.
+    let first = waiting.iter().position(|&w| w > 0).unwrap_or(0) as u32;
+    let mut seen = vec![usize::MAX; n];
+    let mut walk = Vec::new();
+    let mut here = first;
+    while seen[here as usize] == usize::MAX {
+        seen[here as usize] = walk.len();
+        walk.push(here);
+        here = flows[here as usize]
+            .after
+            .iter()
+            .flat_map(|deps| deps.flows.iter())
+            .copied()
+            .find(|&d| waiting[d as usize] > 0)
+            .unwrap_or(here);
+    }
+    // Each flow of the cycle waits for the next; the last waits for the first.
+    let mut cycle: Vec<u32> = walk[seen[here as usize]..].to_vec();
+    let flow = *cycle.iter().min().unwrap_or(&here);
+    let from = cycle.iter().position(|&c| c == flow).unwrap_or(0);
+    cycle.rotate_left(from);
+    cycle.push(flow);
+    Err(DependencyError::Cycle { flow, cycle })
+}
+
+/// The compressed rows of [`FlowTable::dependents`].
+fn dependents(flows: &[FlowSpec]) -> (Vec<u32>, Vec<u32>) {
+    if flows.iter().all(|f| f.after.is_none()) {
+        return (Vec::new(), Vec::new());
+    }
+    let mut at = vec![0u32; flows.len() + 1];
+    for f in flows {
+        for &d in f.after.iter().flat_map(|deps| deps.flows.iter()) {
+            if let Some(slot) = at.get_mut(d as usize + 1) {
+                *slot += 1;
+            }
+        }
+    }
+    for i in 1..at.len() {
+        at[i] += at[i - 1];
+    }
+    let mut fill = at.clone();
+    let mut list = vec![0u32; at[flows.len()] as usize];
+    for (i, f) in flows.iter().enumerate() {
+        for &d in f.after.iter().flat_map(|deps| deps.flows.iter()) {
+            if let Some(slot) = fill.get_mut(d as usize) {
+                list[*slot as usize] = i as u32;
+                *slot += 1;
+            }
+        }
+    }
+    (at, list)
+}
+
+/// The unloaded one-way latency of a [`NOTIFY_BYTES`] notice from host `from` to host `to`
+/// (serialization and propagation on every link of the route ECMP picks for `flow`), or `None`
+/// when `to` is unreachable.
+pub fn notify_latency(net: &Network, from: u32, to: u32, flow: u32) -> Option<SimTime> {
+    let mut latency = SimTime::ZERO;
+    let mut node = from;
+    let mut hops = 0;
+    while node != to {
+        let local = net.route(node, to, ecmp_hash(flow, false, node))?;
+        let port = net.port_id(node, local);
+        let class = net.class_of(port);
+        latency = latency + class.delay + class.rate.serialization(NOTIFY_BYTES);
+        node = net.port_peer[port as usize];
+        hops += 1;
+        if hops > net.n_nodes() {
+            return None;
+        }
+    }
+    Some(latency)
 }
 
 /// The egress ports a flow's data (or ACKs, with `reverse`) traverse: `(node, local port)` per
@@ -285,6 +477,11 @@ pub struct FlowOutcome {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// When the flow started, if it did (its `start`, or later when it waited for other flows).
+    pub start: Option<SimTime>,
+    /// When the last of the flows it waited for was known finished at its source, if it
+    /// waited and they all finished.
+    pub deps_done: Option<SimTime>,
     /// When the receiver had every byte, if it did.
     pub end: Option<SimTime>,
     /// Why the sender gave the flow up, if it did.

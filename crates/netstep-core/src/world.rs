@@ -60,6 +60,54 @@ pub struct Flow {
     pub spec: FlowSpec,
 }
 
+/// Where a flow of a collective belongs: its job, iteration and step.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CollectiveStep {
+    /// Job index (into [`CollectiveJobs`]).
+    pub job: u32,
+    /// Iteration (0-based).
+    pub iteration: u32,
+    /// Step within the iteration (0-based).
+    pub step: u32,
+}
+
+/// One collective job: a `collective` traffic block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectiveJob {
+    /// The job's name.
+    pub name: String,
+    /// The algorithm's name (`ring_all_reduce`, ...).
+    pub collective: &'static str,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// When its first iteration starts.
+    pub start: SimTime,
+}
+
+/// The collective jobs of the scenario, by job index.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CollectiveJobs(pub Vec<CollectiveJob>);
+
+/// Tags flows `first..` (ids, in order) with their collective steps and stores the jobs.
+pub fn spawn_collectives(
+    world: &mut World,
+    jobs: Vec<CollectiveJob>,
+    tags: &[(u32, CollectiveStep)],
+) {
+    if !tags.is_empty() {
+        let by_id: std::collections::HashMap<u32, CollectiveStep> = tags.iter().copied().collect();
+        let mut query = world.query::<(Entity, &Flow)>();
+        let tagged: Vec<(Entity, CollectiveStep)> = query
+            .iter(world)
+            .filter_map(|(e, f)| by_id.get(&f.id).map(|t| (e, *t)))
+            .collect();
+        for (entity, tag) in tagged {
+            world.entity_mut(entity).insert(tag);
+        }
+    }
+    world.insert_resource(CollectiveJobs(jobs));
+}
+
 /// A link that fails during the run: the one link between nodes `a` and `b` carries nothing
 /// from `down` until `up` (for good without one). `id` orders the failures.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,6 +415,7 @@ mod tests {
             transport,
             path: None,
             class: 0,
+            after: None,
         };
         spawn_flows(&mut world, vec![flow], 7);
         let model = build_model(&mut world).unwrap();

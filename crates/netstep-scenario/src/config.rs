@@ -703,6 +703,34 @@ pub enum TrafficConfig {
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },
+    /// A collective over a group of hosts (ranks), as flows that wait for each other
+    /// (`crate::traffic::collective`).
+    Collective {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// The algorithm.
+        collective: crate::traffic::collective::Algorithm,
+        /// Host names in rank order. Default: every host, in host order.
+        ranks: Option<Vec<String>>,
+        /// Shuffle the rank order with the seed. Default false.
+        shuffle: Option<bool>,
+        /// Buffer bytes per rank (the vector all-reduced; all-to-all sends size/n to each
+        /// peer; broadcast sends size).
+        size: String,
+        /// Flows per send (pipelining). Default 1.
+        chunks: Option<u32>,
+        /// Iterations. Default 1.
+        iterations: Option<u32>,
+        /// Compute time between a rank's end of one iteration and its start of the next.
+        /// Default `"0s"`.
+        compute: Option<String>,
+        /// Start of the first iteration. Default `"0s"`.
+        start: Option<String>,
+        /// Job name in `collectives.parquet` and the summary. Default `"job<block index>"`.
+        job: Option<String>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
     /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
     Poisson {
         /// Traffic class (0-7) of the block's flows. Default 0.
@@ -744,4 +772,11 @@ pub struct ExplicitFlow {
     pub start: Option<String>,
     /// Explicit node path from `src` to `dst` (every consecutive pair must be linked).
     pub path: Option<Vec<String>>,
+    /// A name other flows' `after` can refer to (unique in the scenario).
+    pub name: Option<String>,
+    /// Names of flows that must finish (their receiver has every byte) before this one starts.
+    pub after: Option<Vec<String>>,
+    /// With `after`: time between the last of them finishing and this flow's start (compute
+    /// time). Default `"0s"`.
+    pub delay: Option<String>,
 }

@@ -211,12 +211,19 @@ fn field_path(text: &str, offset: usize, key: &str) -> String {
     let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let mut path = Vec::new();
     let before = &text[..start];
-    if let Some(header) = before
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['))
-    {
+    // A table header: `[a.b]` or `[[name]]` alone on its line (not an array's element line).
+    let is_header = |l: &str| {
+        let l = l.split('#').next().unwrap_or("").trim();
+        l.starts_with('[') && l.ends_with(']') && !l.contains(',') && !l.contains('{')
+    };
+    let mut section = 0;
+    for (i, _) in before.match_indices('\n') {
+        let line_start = before[..i].rfind('\n').map_or(0, |j| j + 1);
+        if is_header(&before[line_start..i]) {
+            section = i + 1;
+        }
+    }
+    if let Some(header) = before.lines().rev().map(str::trim).find(|l| is_header(l)) {
         if let Some(name) = header.strip_prefix("[[").and_then(|h| h.split("]]").next()) {
             let name = name.trim();
             let index = before
@@ -236,7 +243,9 @@ fn field_path(text: &str, offset: usize, key: &str) -> String {
     }
     // Inside inline tables and arrays on the key's line: their keys and element indices
     // (`links = [{ a_to_b = { bogus` is `links[0].a_to_b.bogus`).
-    path.extend(inline_path(&text[start..offset]));
+    // (from the table header on, so an array of inline tables over several lines counts its
+    // elements).
+    path.extend(inline_path(&text[section.min(start)..offset]));
     let indexed = format!("{key}[");
     if !path
         .last()
@@ -247,8 +256,9 @@ fn field_path(text: &str, offset: usize, key: &str) -> String {
     path.join(".")
 }
 
-/// The path to the innermost inline table or array open at the end of `line` (a line of
-/// TOML up to some offset): `key` for a table, `key[i]` for the i-th element of an array.
+/// The path to the innermost inline table or array open at the end of `line` (TOML from a
+/// table's header up to some offset): `key` for a table, `key[i]` for the i-th element of an
+/// array.
 fn inline_path(line: &str) -> Vec<String> {
     enum Frame {
         Table(Option<String>),
@@ -258,7 +268,12 @@ fn inline_path(line: &str) -> Vec<String> {
     let mut word = String::new();
     let mut key: Option<String> = None;
     let mut in_string = false;
+    let mut in_comment = false;
     for c in line.chars() {
+        if in_comment {
+            in_comment = c != '\n';
+            continue;
+        }
         if in_string {
             if c == '"' {
                 in_string = false;
@@ -267,6 +282,12 @@ fn inline_path(line: &str) -> Vec<String> {
         }
         match c {
             '"' => in_string = true,
+            '#' => in_comment = true,
+            // A new line outside any inline table or array ends a top-level key's value.
+            '\n' if frames.is_empty() => {
+                key = None;
+                word.clear();
+            }
             '=' => key = Some(std::mem::take(&mut word)),
             '{' => {
                 frames.push(Frame::Table(key.take()));

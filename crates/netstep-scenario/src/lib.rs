@@ -529,7 +529,12 @@ fn build(
         ports: counts.ports,
         routing_entries,
     };
-    let (flows, inputs) = traffic::generate(&parsed.traffic, &ctx)?;
+    let traffic::Generated {
+        flows,
+        inputs,
+        jobs,
+        tags,
+    } = traffic::generate(&parsed.traffic, &ctx)?;
     if let Some(late) = flows.iter().position(|f| f.start > limits::MAX_START) {
         return Err(Invalid::new(
             FieldPath::of(&["traffic"]),
@@ -607,6 +612,7 @@ fn build(
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, flows, seed);
+    world::spawn_collectives(&mut world, jobs, &tags);
     world::spawn_failures(&mut world, &failures);
     world.insert_resource(nic);
     world.insert_resource(switches);
@@ -639,6 +645,7 @@ fn build(
             ));
         }
     }
+    check_notices(&model, &mut world)?;
     if let Some(failures) = &model.failures {
         check_telemetry_under_failures(&model, failures, &mut world)?;
     }
@@ -676,6 +683,31 @@ fn build(
         footprint,
     };
     Ok(Scenario { meta, world, model })
+}
+
+/// Refuses a flow waiting for a flow whose receiver cannot reach the waiting flow's source
+/// (the notice of its finish could not get there).
+fn check_notices(model: &netstep_core::engine::Model, world: &mut World) -> Result<(), Invalid> {
+    let flows = &model.flows.flows;
+    for (id, f) in flows.iter().enumerate() {
+        for &dep in f.after.iter().flat_map(|d| d.flows.iter()) {
+            let from = flows[dep as usize].dst;
+            if from != f.src
+                && netstep_core::flow::notify_latency(&model.net, from, f.src, id as u32).is_none()
+            {
+                let mut name =
+                    |n: u32| world::node_name(world, n).unwrap_or_else(|| format!("node {n}"));
+                let (at, to) = (name(from), name(f.src));
+                return Err(Invalid::new(
+                    FieldPath::of(&["traffic"]),
+                    format!(
+                        "flow {id} waits for flow {dep}, which ends at {at:?}, and no chain of links leads from {at:?} to {to:?}, where flow {id} starts"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a telemetry (HPCC) flow whose path, in some epoch of the failure schedule (the

@@ -18,7 +18,10 @@ mod columns;
 mod tables;
 mod traces;
 
-pub use tables::{FlowRow, LinkRow, RunRow, flows_batch, links_batch, links_schema, run_batch};
+pub use tables::{
+    CollectiveRow, FlowRow, LinkRow, RunRow, collectives_batch, flows_batch, links_batch,
+    links_schema, run_batch,
+};
 pub use traces::{
     BATCH_ROWS, TraceTables, TraceWriter, cc_samples_batch, cc_samples_schema, packet_hops_batch,
     packet_hops_schema, pfc_events_batch, pfc_events_schema, queue_samples_batch,

@@ -29,8 +29,12 @@ pub struct FlowRow {
     pub transport: &'static str,
     /// Payload bytes.
     pub size_bytes: u64,
-    /// Start time, ns.
-    pub start_ns: u64,
+    /// Start time, ns: the flow's `start`, or for a flow with `after`, when the last notice of
+    /// its dependencies came plus its delay (None when that never happened).
+    pub start_ns: Option<u64>,
+    /// When the last flow it waited for was known finished at its source, ns (None without
+    /// `after`, or when they did not all finish).
+    pub deps_done_ns: Option<u64>,
     /// Completion time, ns (None when unfinished).
     pub end_ns: Option<u64>,
     /// end - start, ns.
@@ -65,7 +69,8 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("dst", DataType::UInt32, false),
         Field::new("transport", dict(), false),
         Field::new("size_bytes", DataType::UInt64, false),
-        Field::new("start_ns", DataType::UInt64, false),
+        Field::new("start_ns", DataType::UInt64, true),
+        Field::new("deps_done_ns", DataType::UInt64, true),
         Field::new("end_ns", DataType::UInt64, true),
         Field::new("fct_ns", DataType::UInt64, true),
         Field::new("ideal_fct_ns", DataType::UInt64, false),
@@ -101,7 +106,8 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
             u32col(|r| r.dst),
             Arc::new(transport.finish()),
             u64col(|r| r.size_bytes),
-            u64col(|r| r.start_ns),
+            opt_u64(|r| r.start_ns),
+            opt_u64(|r| r.deps_done_ns),
             opt_u64(|r| r.end_ns),
             opt_u64(|r| r.fct_ns),
             u64col(|r| r.ideal_fct_ns),
@@ -206,6 +212,54 @@ pub fn links_batch(rows: &[LinkRow]) -> Result<RecordBatch, ArrowError> {
             u64col(|r| r.max_queue_bytes),
             u64col(|r| r.yellow),
             u64col(|r| r.ecn_marks),
+        ],
+    )
+}
+
+/// One row of `collectives.parquet`: one step of one iteration of one collective job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveRow {
+    /// Job name.
+    pub job: String,
+    /// Iteration (0-based).
+    pub iteration: u32,
+    /// Algorithm (`ring_all_reduce`, ...).
+    pub collective: &'static str,
+    /// Step within the iteration (0-based).
+    pub step: u32,
+    /// Flows of the step (sends x chunks).
+    pub flows: u32,
+    /// When its first flow started, ns (None when none did).
+    pub start_ns: Option<u64>,
+    /// When its last flow ended, ns (None unless every flow of the step completed).
+    pub end_ns: Option<u64>,
+    /// Payload bytes of the step's flows.
+    pub bytes: u64,
+}
+
+/// Builds the `collectives` batch.
+pub fn collectives_batch(rows: &[CollectiveRow]) -> Result<RecordBatch, ArrowError> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("job", DataType::Utf8, false),
+        Field::new("iteration", DataType::UInt32, false),
+        Field::new("collective", dict(), false),
+        Field::new("step", DataType::UInt32, false),
+        Field::new("flows", DataType::UInt32, false),
+        Field::new("start_ns", DataType::UInt64, true),
+        Field::new("end_ns", DataType::UInt64, true),
+        Field::new("bytes", DataType::UInt64, false),
+    ]));
+    RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.job))),
+            u32_column(rows, |r| r.iteration),
+            name_column(rows, |r| r.collective),
+            u32_column(rows, |r| r.step),
+            u32_column(rows, |r| r.flows),
+            optional_u64_column(rows, |r| r.start_ns),
+            optional_u64_column(rows, |r| r.end_ns),
+            u64_column(rows, |r| r.bytes),
         ],
     )
 }

@@ -11,20 +11,22 @@ use netstep_core::topology::NodeKind;
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::BufferSize;
 use netstep_core::units::SimTime;
-use netstep_core::world::{Flow, FlowResult};
+use netstep_core::world::{CollectiveJobs, CollectiveStep, Flow, FlowResult};
 use netstep_scenario::Scenario;
 use netstep_trace::{
-    FlowRow, LinkRow, RunRow, TableWriter, flows_batch, links_batch, links_schema, run_batch,
-    write_table,
+    CollectiveRow, FlowRow, LinkRow, RunRow, TableWriter, collectives_batch, flows_batch,
+    links_batch, links_schema, run_batch, write_table,
 };
+use std::collections::BTreeMap;
 
 /// Tables every run writes.
 pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
 
 /// Every file a run folder may hold: the tables netstep writes. A folder holding anything else
 /// is not a netstep run and is never replaced or deleted.
-pub const RUN_FILES: [&str; 7] = [
+pub const RUN_FILES: [&str; 8] = [
     "flows.parquet",
+    "collectives.parquet",
     "links.parquet",
     "run.parquet",
     "packet_hops.parquet",
@@ -259,6 +261,11 @@ pub struct Tables {
     pub flows: Vec<FlowRow>,
     /// `run.parquet` row.
     pub run: RunRow,
+    /// `collectives.parquet` rows (empty without collective traffic), by job, iteration, step.
+    pub collectives: Vec<CollectiveRow>,
+    /// Each collective job's name and completion time (its last flow's end minus its start;
+    /// `None` when some flow did not complete).
+    pub jobs: Vec<(String, Option<SimTime>)>,
 }
 
 impl Tables {
@@ -273,7 +280,13 @@ impl Tables {
                 let r = &result.0;
                 let ideal = ideal_fct(&model.net, &model.flows, flow.id, model.seed)
                     .expect("validated: every flow has a route");
-                let fct = r.end.map(|end| end - flow.spec.start);
+                // A flow that waits for others starts when they are done; one that does not
+                // reports its start even when the run ended before it.
+                let start = match flow.spec.after {
+                    None => Some(flow.spec.start),
+                    Some(_) => r.start,
+                };
+                let fct = r.end.zip(start).map(|(end, start)| end - start);
                 FlowRow {
                     flow_id: flow.id,
                     src: flow.spec.src,
@@ -284,11 +297,12 @@ impl Tables {
                         TransportSpec::Rdma(r) => r.cc.transport_name(),
                     },
                     size_bytes: flow.spec.size.0,
-                    start_ns: flow.spec.start.as_ns(),
+                    start_ns: start.map(|s| s.as_ns()),
+                    deps_done_ns: r.deps_done.map(|d| d.as_ns()),
                     end_ns: r.end.map(|e| e.as_ns()),
                     // In whole ns as end_ns - start_ns, so the table is self-consistent;
                     // slowdown uses the exact picosecond values.
-                    fct_ns: r.end.map(|e| e.as_ns() - flow.spec.start.as_ns()),
+                    fct_ns: r.end.zip(start).map(|(e, s)| e.as_ns() - s.as_ns()),
                     ideal_fct_ns: ideal.as_ns(),
                     slowdown: fct.map(|f| f.0 as f64 / ideal.0.max(1) as f64),
                     packets_sent: r.packets_sent,
@@ -348,8 +362,79 @@ impl Tables {
             nic_per_flow: model.nic.per_flow.to_string(),
             nic_scheduler: model.nic.scheduler.name(),
         };
-        Tables { flows, run }
+        let (collectives, jobs) = collective_rows(scenario, &flows);
+        Tables {
+            flows,
+            run,
+            collectives,
+            jobs,
+        }
     }
+}
+
+/// The `collectives.parquet` rows (one per job, iteration and step) and each job's completion
+/// time, from the flow rows (by flow id) and the flows' step tags.
+fn collective_rows(
+    scenario: &mut Scenario,
+    flows: &[FlowRow],
+) -> (Vec<CollectiveRow>, Vec<(String, Option<SimTime>)>) {
+    let jobs = match scenario.world.get_resource::<CollectiveJobs>() {
+        Some(jobs) if !jobs.0.is_empty() => jobs.0.clone(),
+        _ => return (Vec::new(), Vec::new()),
+    };
+    let mut steps: BTreeMap<CollectiveStep, (CollectiveRow, bool)> = BTreeMap::new();
+    for (flow, tag) in scenario
+        .world
+        .query::<(&Flow, &CollectiveStep)>()
+        .iter(&scenario.world)
+    {
+        let row = &flows[flow.id as usize];
+        let job = &jobs[tag.job as usize];
+        let (entry, open) = steps.entry(*tag).or_insert_with(|| {
+            (
+                CollectiveRow {
+                    job: job.name.clone(),
+                    iteration: tag.iteration,
+                    collective: job.collective,
+                    step: tag.step,
+                    flows: 0,
+                    start_ns: None,
+                    end_ns: None,
+                    bytes: 0,
+                },
+                false,
+            )
+        });
+        entry.flows += 1;
+        entry.bytes += row.size_bytes;
+        entry.start_ns = match (entry.start_ns, row.start_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        entry.end_ns = entry.end_ns.max(row.end_ns);
+        *open |= row.end_ns.is_none();
+    }
+    let rows: Vec<CollectiveRow> = steps
+        .into_values()
+        .map(|(mut row, open)| {
+            if open {
+                row.end_ns = None;
+            }
+            row
+        })
+        .collect();
+    let times = jobs
+        .iter()
+        .map(|job| {
+            let mut end = Some(0u64);
+            for r in rows.iter().filter(|r| r.job == job.name) {
+                end = end.zip(r.end_ns).map(|(a, b)| a.max(b));
+            }
+            let time = end.map(|e| SimTime(SimTime::from_ns(e).0.saturating_sub(job.start.0)));
+            (job.name.clone(), time)
+        })
+        .collect();
+    (rows, times)
 }
 
 /// Key-value metadata of every table: schema version (added by the writer) and the run
@@ -452,6 +537,13 @@ pub fn write(
         writer.write(&links_batch(&rows)?)?;
     }
     writer.finish()?;
+    if !tables.collectives.is_empty() {
+        write_table(
+            &staging.dir.join("collectives.parquet"),
+            &collectives_batch(&tables.collectives)?,
+            &kv,
+        )?;
+    }
     if scenario.model.pfc.is_some() {
         write_table(
             &staging.dir.join("pfc_events.parquet"),

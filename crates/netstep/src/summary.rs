@@ -58,6 +58,12 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
 /// The summary text.
 pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
     let mut text = render_main(scenario, tables, output, wall);
+    for (job, time) in &tables.jobs {
+        let time = time.map_or("did not complete".to_string(), |t| t.to_string());
+        text.push_str(&format!(
+            "\njob {job:<10} completion {time} (collectives.parquet)"
+        ));
+    }
     if scenario.model.pfc.is_some() {
         let pauses = output.pfc_events.iter().filter(|e| e.pause).count();
         text.push_str(&format!(

@@ -4,12 +4,13 @@
 //! never depends on insertion or thread order. The tie rule for simultaneous events at one LP:
 //!
 //! 1. `phase`: a transmitter that frees at `t` takes its next packet before packets arriving
-//!    at `t` are admitted; timers run after arrivals; flow starts last.
+//!    at `t` are admitted; timers run after arrivals; then notices of finished dependencies;
+//!    flow starts last.
 //! 2. `created`: among events of one phase, the one created earlier runs first (the FIFO rule
 //!    of ns-3, OMNeT++ and SimPy: a packet whose transmission started earlier arrives first).
 //! 3. `tie`: a stable key that does not depend on node numbering: for arrivals a bijective
 //!    hash of the packet id ([`arrival_tie`]), for an LP's own events its creation counter,
-//!    for flow starts the flow id.
+//!    for flow starts the flow id, for a dependency's notice the pair of flow ids.
 
 use std::cmp::Ordering;
 
@@ -27,8 +28,10 @@ pub enum Phase {
     Arrive = 1,
     /// A transport timer.
     Timer = 2,
+    /// A flow that another flow waits for is known finished.
+    Dependency = 3,
     /// A flow starts.
-    FlowStart = 3,
+    FlowStart = 4,
 }
 
 /// Bits of [`EventKey::order`] holding the creation time.
@@ -111,6 +114,13 @@ pub enum EventKind {
         /// Flow id.
         flow: u32,
     },
+    /// `dep`, which `flow` waits for, is known finished at `flow`'s source.
+    DependencyDone {
+        /// The waiting flow.
+        flow: u32,
+        /// The finished flow.
+        dep: u32,
+    },
 }
 
 impl EventKind {
@@ -122,6 +132,7 @@ impl EventKind {
             EventKind::PortReady { seq, .. } | EventKind::Timer { seq, .. } => *seq,
             EventKind::Arrive(packet) => arrival_tie(packet),
             EventKind::FlowStart { flow } => *flow as u64,
+            EventKind::DependencyDone { flow, dep } => ((*flow as u64) << 32) | *dep as u64,
         }
     }
 }

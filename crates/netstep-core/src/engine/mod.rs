@@ -109,10 +109,16 @@ impl Model {
             .map(|f| f.transport.min_packet(f.size))
             .min()
             .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000));
-        match self.pfc {
+        let smallest = match self.pfc {
             // PAUSE frames cross links too.
             Some(_) => smallest.min(Bytes(crate::pfc::FRAME_BYTES as u64)),
             None => smallest,
+        };
+        // So do the notices of finished dependencies.
+        if self.flows.has_remote_dependencies() {
+            smallest.min(crate::flow::NOTIFY_BYTES)
+        } else {
+            smallest
         }
     }
 
@@ -122,9 +128,11 @@ impl Model {
         self.net.lookahead(self.min_packet())
     }
 
-    /// The initial events: one `FlowStart` per flow, at its source host.
+    /// The initial events: one `FlowStart` per flow that waits for no other flow, at its
+    /// source host.
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
-        self.flows.flows.iter().enumerate().map(|(i, f)| {
+        let flows = self.flows.flows.iter().enumerate();
+        flows.filter(|(_, f)| f.after.is_none()).map(|(i, f)| {
             let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO);
             (
                 f.src,
@@ -240,6 +248,8 @@ pub(crate) fn collect_output<'a>(
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            start: None,
+            deps_done: None,
             end: None,
             failure: None,
         })
@@ -290,8 +300,12 @@ pub(crate) fn collect_output<'a>(
                 .ok()
                 .map(|i| by_node[i])
         };
+        let source = find(spec.src);
+        if let Some(host) = source.and_then(|s| s.host()) {
+            (outcome.start, outcome.deps_done) = host.started(flow as u32, spec, &model.flows);
+        }
         if let Some(Some(sender)) =
-            find(spec.src).and_then(|s| s.senders().get(model.flows.src_slot[flow] as usize))
+            source.and_then(|s| s.senders().get(model.flows.src_slot[flow] as usize))
         {
             let c = sender.counters();
             outcome.packets_sent = c.packets_sent;

@@ -4,17 +4,19 @@
 //! senders to one receiver), and Poisson arrivals at a target host-link load with sizes from an
 //! empirical CDF. Every random draw comes from a stream keyed by (seed, traffic block).
 
+pub mod collective;
 mod incast;
 mod permutation;
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use netstep_core::flow::{ExplicitPath, FlowSpec};
+use netstep_core::flow::{Dependencies, DependencyError, ExplicitPath, FlowSpec};
 use netstep_core::rng::{STREAM_TRAFFIC, stream};
 use netstep_core::topology::{NodeKind, TopologySpec};
 use netstep_core::transport::tcp::TcpSpec;
 use netstep_core::transport::{CcSpec, OpenLoopSpec, SizeDistribution, TransportSpec};
+use netstep_core::world::{CollectiveJob, CollectiveStep};
 
 use crate::config::{CcConfig, SizeDistributionConfig};
 use netstep_core::units::{Bytes, SimTime, parse_duration, parse_rate, parse_size};
@@ -629,15 +631,15 @@ pub fn data_packets(transport: &TransportSpec, size: Bytes) -> u64 {
 }
 
 /// Generates every flow of every traffic block, in block order.
-pub fn generate(
-    blocks: &[TrafficConfig],
-    ctx: &TrafficContext<'_>,
-) -> Result<(Vec<FlowSpec>, Vec<String>), Invalid> {
+pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Generated, Invalid> {
     let mut flows = Vec::new();
     let mut inputs = Vec::new();
     let hosts = ctx.topology.hosts();
     let mut names: Option<HashMap<&str, u32>> = None;
     let mut adjacency: Option<Adjacency> = None;
+    let mut waits = Waits::default();
+    let mut jobs: Vec<CollectiveJob> = Vec::new();
+    let mut tags: Vec<(u32, CollectiveStep)> = Vec::new();
     for (b, block) in blocks.iter().enumerate() {
         let path = FieldPath::of(&["traffic"]).index(b);
         let transport_of = |t: &Option<TransportConfig>| match t {
@@ -654,20 +656,14 @@ pub fn generate(
                 let block_class = traffic_class(*class, &path.key("class"))?;
                 let template = transport_of(transport)?;
                 ctx.check_flows(flows.len(), list.len() as u64, &path.key("flows"))?;
-                let names = names.get_or_insert_with(|| {
-                    ctx.topology
-                        .nodes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, n)| (n.name.as_str(), i as u32))
-                        .collect()
-                });
+                let names = names.get_or_insert_with(|| node_names(ctx.topology));
                 for (i, f) in list.iter().enumerate() {
                     let flow_path = path.key("flows").index(i);
                     let class = match f.class {
                         Some(c) => traffic_class(Some(c), &flow_path.key("class"))?,
                         None => block_class,
                     };
+                    waits.note(flows.len() as u32, f, &flow_path)?;
                     flows.push(explicit_flow(
                         class,
                         f,
@@ -675,7 +671,7 @@ pub fn generate(
                         names,
                         ctx.topology,
                         &mut adjacency,
-                        &path.key("flows").index(i),
+                        &flow_path,
                     )?);
                 }
             }
@@ -756,6 +752,69 @@ pub fn generate(
                         flows.push(same.flow(src, dst, same.start));
                     }
                 }
+            }
+            TrafficConfig::Collective {
+                class,
+                collective,
+                ranks,
+                shuffle,
+                size,
+                chunks,
+                iterations,
+                compute,
+                start,
+                job,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                let compute = duration_at(compute, path.key("compute"), SimTime::ZERO)?;
+                let size = parse_size(size).map_err(|e| Invalid::unit(path.key("size"), e))?;
+                let (chunks, iterations) = (chunks.unwrap_or(1), iterations.unwrap_or(1));
+                let mut members = match ranks {
+                    None => hosts.clone(),
+                    Some(list) => {
+                        let names = names.get_or_insert_with(|| node_names(ctx.topology));
+                        host_list(list, names, ctx.topology, &path.key("ranks"))?
+                    }
+                };
+                if shuffle.unwrap_or(false) {
+                    use rand::seq::SliceRandom;
+                    members.shuffle(&mut rng);
+                }
+                let steps = collective::steps(*collective, members.len() as u32, size.0)
+                    .map_err(|e| Invalid::new(path.key("ranks"), e))?;
+                collective::check_counts(&steps, chunks, iterations, &path)?;
+                let plan = collective::Plan {
+                    algorithm: *collective,
+                    ranks: &members,
+                    size: size.0,
+                    chunks,
+                    iterations,
+                    compute,
+                    start,
+                    class,
+                    job: jobs.len() as u32,
+                };
+                ctx.check_flows(flows.len(), collective::flow_count(&plan, &steps), &path)?;
+                let first = flows.len() as u32;
+                let (more, step_tags) = collective::expand(&plan, &steps, first, &mut |b| {
+                    template.for_flow(Some(b), None, &path)
+                })?;
+                tags.extend(
+                    step_tags
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, t)| (first + i as u32, t)),
+                );
+                flows.extend(more);
+                jobs.push(CollectiveJob {
+                    name: job.clone().unwrap_or_else(|| format!("job{b}")),
+                    collective: collective.name(),
+                    ranks: members.len() as u32,
+                    start,
+                });
             }
             TrafficConfig::Incast {
                 class,
@@ -907,13 +966,214 @@ pub fn generate(
                         transport: spec,
                         path: None,
                         class,
+                        after: None,
                     });
                     generated += 1;
                 }
             }
         }
     }
-    Ok((flows, inputs))
+    waits.resolve(&mut flows)?;
+    if let Some(name) = jobs
+        .iter()
+        .map(|j| &j.name)
+        .enumerate()
+        .find_map(|(i, n)| jobs[..i].iter().any(|j| &j.name == n).then_some(n))
+    {
+        return Err(Invalid::new(
+            FieldPath::of(&["traffic"]),
+            format!("two collective blocks are named job = {name:?}; job names must be unique"),
+        ));
+    }
+    Ok(Generated {
+        flows,
+        inputs,
+        jobs,
+        tags,
+    })
+}
+
+/// What the traffic blocks generate.
+pub struct Generated {
+    /// Every flow, in block order.
+    pub flows: Vec<FlowSpec>,
+    /// The texts of the CDF files read (for the scenario hash).
+    pub inputs: Vec<String>,
+    /// The collective jobs, in block order.
+    pub jobs: Vec<CollectiveJob>,
+    /// The collective step of each collective flow (by flow id).
+    pub tags: Vec<(u32, CollectiveStep)>,
+}
+
+/// Node index by name.
+fn node_names(topology: &TopologySpec) -> HashMap<&str, u32> {
+    topology
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i as u32))
+        .collect()
+}
+
+/// Host ids of `list` (names), distinct, every one a host.
+fn host_list(
+    list: &[String],
+    names: &HashMap<&str, u32>,
+    topology: &TopologySpec,
+    path: &FieldPath,
+) -> Result<Vec<u32>, Invalid> {
+    let mut ids = Vec::with_capacity(list.len());
+    let mut seen = std::collections::HashSet::with_capacity(list.len());
+    for (i, name) in list.iter().enumerate() {
+        let id = match names.get(name.as_str()) {
+            Some(&n) if topology.nodes[n as usize].kind == NodeKind::Host => n,
+            Some(_) => {
+                return Err(Invalid::new(
+                    path.index(i),
+                    format!("{name:?} is a switch; ranks are hosts"),
+                ));
+            }
+            None => {
+                return Err(Invalid::new(
+                    path.index(i),
+                    format!("unknown host {name:?}"),
+                ));
+            }
+        };
+        if !seen.insert(id) {
+            return Err(Invalid::new(
+                path.index(i),
+                format!("{name:?} is listed twice; each host is one rank"),
+            ));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// The names and `after` lists of explicit flows, resolved once every block is generated (a
+/// flow may wait for one listed later).
+#[derive(Default)]
+struct Waits<'a> {
+    /// Flow id and field path of every named flow.
+    named: HashMap<&'a str, (u32, FieldPath)>,
+    /// Waiting flows: id, `after`, `delay`, field path.
+    waiting: Vec<(u32, &'a [String], &'a Option<String>, FieldPath)>,
+    /// Field path of each waiting or named flow by id (for cycle errors).
+    paths: HashMap<u32, FieldPath>,
+}
+
+impl<'a> Waits<'a> {
+    /// Records flow `id`'s name and dependencies.
+    fn note(&mut self, id: u32, f: &'a ExplicitFlow, path: &FieldPath) -> Result<(), Invalid> {
+        if let Some(name) = &f.name {
+            if name.is_empty() {
+                return Err(Invalid::new(path.key("name"), "must not be empty"));
+            }
+            if let Some((_, first)) = self.named.get(name.as_str()) {
+                return Err(Invalid::new(
+                    path.key("name"),
+                    format!("{name:?} is already the name of {first}; names must be unique"),
+                ));
+            }
+            self.named.insert(name, (id, path.clone()));
+            self.paths.insert(id, path.clone());
+        }
+        match &f.after {
+            Some(after) if after.is_empty() => {
+                return Err(Invalid::new(
+                    path.key("after"),
+                    "is empty: list the names of flows to wait for, or leave it out",
+                ));
+            }
+            Some(after) => {
+                self.waiting.push((id, after, &f.delay, path.clone()));
+                self.paths.insert(id, path.clone());
+            }
+            None if f.delay.is_some() => {
+                return Err(Invalid::new(
+                    path.key("delay"),
+                    "is the time after the flows in `after` finish; give `after` too, or use `start`",
+                ));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Sets every waiting flow's dependencies; refuses unknown names and cycles.
+    fn resolve(self, flows: &mut [FlowSpec]) -> Result<(), Invalid> {
+        if self.waiting.is_empty() {
+            return Ok(());
+        }
+        for (id, after, delay, path) in &self.waiting {
+            let mut deps = Vec::with_capacity(after.len());
+            for (i, name) in after.iter().enumerate() {
+                match self.named.get(name.as_str()) {
+                    Some(&(dep, _)) if dep == *id => {
+                        return Err(Invalid::new(
+                            path.key("after").index(i),
+                            format!("{name:?} is this flow itself; a flow cannot wait for itself"),
+                        ));
+                    }
+                    Some(&(dep, _)) if deps.contains(&dep) => {
+                        return Err(Invalid::new(
+                            path.key("after").index(i),
+                            format!("{name:?} is listed twice"),
+                        ));
+                    }
+                    Some(&(dep, _)) => deps.push(dep),
+                    None => {
+                        return Err(Invalid::new(
+                            path.key("after").index(i),
+                            format!(
+                                "no flow is named {name:?} (give the flow to wait for `name = {name:?}`)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            let delay = duration_at(delay, path.key("delay"), SimTime::ZERO)?;
+            flows[*id as usize].after = Some(Box::new(Dependencies {
+                flows: deps.into_boxed_slice(),
+                delay,
+            }));
+        }
+        match netstep_core::flow::check_dependencies(flows) {
+            Ok(()) => Ok(()),
+            Err(DependencyError::Cycle { flow, cycle }) => {
+                let label = |f: &u32| {
+                    let name = flows_name(&self.named, *f);
+                    match name {
+                        Some(n) => format!("{n:?}"),
+                        None => format!("flow {f}"),
+                    }
+                };
+                let chain: Vec<String> = cycle.iter().map(label).collect();
+                let path = self
+                    .paths
+                    .get(&flow)
+                    .cloned()
+                    .unwrap_or_else(|| FieldPath::of(&["traffic"]));
+                Err(Invalid::new(
+                    path.key("after"),
+                    format!(
+                        "waits for itself: {} (each waits for the next); a cycle of flows never starts",
+                        chain.join(" -> ")
+                    ),
+                ))
+            }
+            Err(e) => Err(Invalid::new(FieldPath::of(&["traffic"]), e.to_string())),
+        }
+    }
+}
+
+/// The name of flow `id`, if it has one.
+fn flows_name<'a>(named: &HashMap<&'a str, (u32, FieldPath)>, id: u32) -> Option<&'a str> {
+    named
+        .iter()
+        .find(|(_, (f, _))| *f == id)
+        .map(|(name, _)| *name)
 }
 
 fn resolve_cdf_path(cdf: &str, base_dir: Option<&Path>) -> std::path::PathBuf {
@@ -971,6 +1231,7 @@ impl SameFlows {
             transport: self.spec.clone(),
             path: None,
             class: self.class,
+            after: None,
         }
     }
 }
@@ -1123,6 +1384,7 @@ fn explicit_flow(
         transport,
         path: explicit,
         class,
+        after: None,
     })
 }
 

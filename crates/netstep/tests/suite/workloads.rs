@@ -2,6 +2,7 @@
 //! header says.
 
 use netstep_core::engine::WindowMode;
+use netstep_core::units::SimTime;
 
 use crate::common::*;
 
@@ -172,4 +173,291 @@ fn the_all_to_all_example_does_what_its_header_says() {
     slowdowns.sort_by(f64::total_cmp);
     let median = (slowdowns[119] + slowdowns[120]) / 2.0;
     assert_eq!(format!("{median:.1}"), "14.1");
+}
+
+/// Every flow that waits starts exactly when the engine's rule says: the latest of its
+/// dependencies' ends (plus, for one received elsewhere, the notice's unloaded latency from
+/// that receiver to the flow's source), plus its delay, and no earlier than its `start`; and
+/// `deps_done` is that latest notice. Returns how many flows waited.
+fn assert_dependency_order(
+    s: &netstep_scenario::Scenario,
+    out: &netstep_core::engine::RunOutput,
+) -> usize {
+    let flows = &s.model.flows.flows;
+    let mut waited = 0;
+    for (id, f) in flows.iter().enumerate() {
+        let outcome = &out.flows[id];
+        let Some(deps) = &f.after else {
+            assert_eq!(outcome.deps_done, None);
+            continue;
+        };
+        waited += 1;
+        let notices: Option<Vec<u64>> = deps
+            .flows
+            .iter()
+            .map(|&d| {
+                let dep = &flows[d as usize];
+                let latency = if dep.dst == f.src {
+                    0
+                } else {
+                    netstep_core::flow::notify_latency(&s.model.net, dep.dst, f.src, id as u32)
+                        .unwrap()
+                        .0
+                };
+                out.flows[d as usize].end.map(|e| e.0 + latency)
+            })
+            .collect();
+        let Some(notices) = notices else {
+            assert_eq!(
+                outcome.start, None,
+                "flow {id} started before its dependencies ended"
+            );
+            continue;
+        };
+        let last = *notices.iter().max().unwrap();
+        assert_eq!(outcome.deps_done.map(|t| t.0), Some(last), "flow {id}");
+        assert_eq!(
+            outcome.start.map(|t| t.0),
+            Some(f.start.0.max(last + deps.delay.0)),
+            "flow {id}"
+        );
+    }
+    waited
+}
+
+/// `scenarios/workloads/dependencies.toml`: "reduce" starts 20 us after the later mapper's
+/// end; "report" starts 6.307 us (the notice from h5 to h9) after "reduce" ends.
+#[test]
+fn the_dependencies_example_does_what_its_header_says() {
+    let s = scenario_file("scenarios/workloads/dependencies.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "dependencies example");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(assert_dependency_order(&s, &out), 2);
+    let end = |f: usize| out.flows[f].end.unwrap().0;
+    let start = |f: usize| out.flows[f].start.unwrap().0;
+    assert_eq!(start(2), end(0).max(end(1)) + 20_000_000);
+    // Six links from h5 (pod 1) to h9 (pod 2), each 1 us plus 64 B at 10 Gb/s (51.2 ns).
+    let notice = 6 * (1_000_000 + 51_200);
+    assert_eq!(start(3), end(2) + notice);
+    assert_eq!(format!("{:.3}", notice as f64 / 1e6), "6.307");
+}
+
+/// `scenarios/workloads/ring-all-reduce.toml` against its closed form: every step is the
+/// lone-flow FCT of 1 MB (82.08 us) and the job takes 2 x 14 steps plus one compute gap.
+#[test]
+fn the_ring_all_reduce_example_matches_its_closed_form() {
+    let s = scenario_file("scenarios/workloads/ring-all-reduce.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "ring all-reduce");
+    assert_eq!(out.flows.len(), 2 * 14 * 8);
+    assert_eq!(assert_dependency_order(&s, &out), 2 * 14 * 8 - 8);
+    // The lone-flow FCT of 1,000 packets of 1,000 B: 1,000 serializations of 80 ns on the NIC
+    // link, the last packet's 80 ns on the leaf's port, two 1 us links.
+    let lone = 1_000 * 80_000 + 80_000 + 2 * 1_000_000;
+    assert_eq!(lone, 82_080_000);
+    for (id, o) in out.flows.iter().enumerate() {
+        assert_eq!(
+            o.end.unwrap() - o.start.unwrap(),
+            SimTime(lone),
+            "flow {id}"
+        );
+        let ideal =
+            netstep_core::flow::ideal_fct(&s.model.net, &s.model.flows, id as u32, 1).unwrap();
+        assert_eq!(ideal, SimTime(lone));
+    }
+    let job = out.flows.iter().map(|o| o.end.unwrap().0).max().unwrap();
+    assert_eq!(job, 2 * 14 * lone + 50_000_000);
+    assert_eq!(format!("{:.3}", job as f64 / 1e9), "2.348");
+}
+
+fn collective(block: &str, topology: &str) -> String {
+    format!(
+        "[simulation]\nseed = 3\n{topology}\n[topology.links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n\
+         [transport]\nkind = \"open_loop\"\nrate = \"100Gbps\"\npacket_size = \"1000B\"\n\
+         [[traffic]]\nkind = \"collective\"\n{block}\n"
+    )
+}
+
+const ONE_LEAF: &str =
+    "[topology]\nkind = \"leaf_spine\"\nleaves = 1\nspines = 1\nhosts_per_leaf = 8";
+
+/// Halving-doubling all-reduce on a fabric where no two flows share a link direction: the job
+/// is the sum over its 2 log2 n steps of the lone-flow FCT of that step's size (S/2, S/4,
+/// S/8, then back up), computed from the model's own ideal FCTs.
+#[test]
+fn halving_doubling_takes_the_sum_of_its_steps_lone_flow_times() {
+    let s = scenario(
+        &collective(
+            "collective = \"halving_doubling_all_reduce\"\nsize = \"8MB\"",
+            ONE_LEAF,
+        ),
+        &[],
+    );
+    let out = exact_on_1_and_4_threads(&s, "halving-doubling");
+    assert_eq!(out.flows.len(), 6 * 8);
+    assert_dependency_order(&s, &out);
+    let ideal = |f: u32| netstep_core::flow::ideal_fct(&s.model.net, &s.model.flows, f, 3).unwrap();
+    let sizes: Vec<u64> = (0..6)
+        .map(|step| s.model.flows.flows[step * 8].size.0)
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            4_000_000, 2_000_000, 1_000_000, 1_000_000, 2_000_000, 4_000_000
+        ]
+    );
+    let closed: u64 = (0..6u32).map(|step| ideal(step * 8).0).sum();
+    let job = out.flows.iter().map(|o| o.end.unwrap().0).max().unwrap();
+    assert_eq!(job, closed);
+}
+
+/// All-to-all on a non-blocking fabric (two leaves, four spines, 4 hosts each) is limited by
+/// each host's link: each of the 8 ranks sends 7 flows of S/8 and receives 7. Sent at 1/7 of
+/// the line rate each, the exchange ends no earlier than the host link's busy time and no
+/// later than that plus the longest path's latency and one packet per other rank queued at the
+/// receiver's port.
+#[test]
+fn all_to_all_is_limited_by_each_hosts_link() {
+    let two_leaves =
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 4";
+    let text = collective("collective = \"all_to_all\"\nsize = \"800KB\"", two_leaves).replace(
+        "rate = \"100Gbps\"\npacket_size",
+        "rate = \"14285714286bps\"\npacket_size",
+    );
+    let s = scenario(&text, &[]);
+    let out = exact_on_1_and_4_threads(&s, "all-to-all collective");
+    assert_eq!(out.flows.len(), 56);
+    assert!(out.flows.iter().all(|o| o.end.is_some()));
+    assert_eq!(out.stats.drops, 0);
+    // 7 flows of 100 packets of 1,000 B (80 ns each at 100 Gb/s) out of each host.
+    let busy = 7 * 100 * 80_000u64;
+    let longest_path = 4 * 1_000_000 + 4 * 80_000u64;
+    let job = out.flows.iter().map(|o| o.end.unwrap().0).max().unwrap();
+    assert!(job >= busy, "{job} < {busy}");
+    assert!(job <= busy + longest_path + 7 * 80_000, "{job}");
+}
+
+/// Collectives with chunks, several iterations, a shuffled rank order and two jobs at once
+/// (one a broadcast, whose root hears of its own sends by notice) keep the dependency rule
+/// exactly and are exact on 1 and 4 threads; `collectives.parquet`-style tags cover every flow.
+#[test]
+fn chunked_iterated_collectives_keep_their_order_and_are_exact() {
+    let text = collective(
+        "collective = \"reduce_scatter\"\nsize = \"400KB\"\nchunks = 3\niterations = 2\n\
+         compute = \"5us\"\nshuffle = true\nranks = [\"h0\", \"h1\", \"h2\", \"h5\", \"h6\"]\njob = \"rs\"\n\
+         [[traffic]]\nkind = \"collective\"\ncollective = \"broadcast\"\nsize = \"300KB\"\nchunks = 4\n\
+         iterations = 2\nranks = [\"h3\", \"h4\", \"h7\"]\njob = \"bcast\"",
+        "[topology]\nkind = \"fat_tree\"\nk = 4",
+    );
+    let s = scenario(&text, &[]);
+    let out = exact_on_1_and_4_threads(&s, "chunked collectives");
+    // reduce-scatter: 4 steps x 5 sends x 3 chunks x 2 iterations; broadcast: 2 steps x 1
+    // send x 4 chunks x 2 iterations.
+    assert_eq!(out.flows.len(), 120 + 16);
+    assert!(out.flows.iter().all(|o| o.end.is_some()));
+    assert!(assert_dependency_order(&s, &out) > 100);
+    assert!(
+        s.model.flows.has_remote_dependencies(),
+        "chunks wait for their send's previous chunk"
+    );
+}
+
+/// Bad dependencies and collectives are refused at load, naming the flow or field.
+#[test]
+fn bad_dependencies_and_collectives_are_refused_with_the_field() {
+    let flows = |list: &str| {
+        format!(
+            "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{list}]\n"
+        )
+    };
+    let err = |text: &str| match netstep_scenario::load_str(
+        text,
+        "t.toml",
+        "t",
+        None,
+        &[],
+        &netstep_scenario::Limits::machine(),
+    ) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    };
+    let cycle = err(&flows(
+        "{ name = \"a\", src = \"h0\", dst = \"h1\", size = \"1KB\", after = [\"c\"] },\n\
+         { name = \"b\", src = \"h1\", dst = \"h2\", size = \"1KB\", after = [\"a\"] },\n\
+         { name = \"c\", src = \"h2\", dst = \"h0\", size = \"1KB\", after = [\"b\"] }",
+    ));
+    assert!(
+        cycle.contains("traffic[0].flows[0].after")
+            && cycle.contains("\"a\" -> \"c\" -> \"b\" -> \"a\""),
+        "{cycle}"
+    );
+    let unknown = err(&flows(
+        "{ src = \"h0\", dst = \"h1\", size = \"1KB\", after = [\"x\"] }",
+    ));
+    assert!(
+        unknown.contains("traffic[0].flows[0].after[0]")
+            && unknown.contains("no flow is named \"x\""),
+        "{unknown}"
+    );
+    let twice = err(&flows(
+        "{ name = \"a\", src = \"h0\", dst = \"h1\", size = \"1KB\" },\n{ name = \"a\", src = \"h1\", dst = \"h2\", size = \"1KB\" }",
+    ));
+    assert!(
+        twice.contains("traffic[0].flows[1].name") && twice.contains("unique"),
+        "{twice}"
+    );
+    let own = err(&flows(
+        "{ name = \"a\", src = \"h0\", dst = \"h1\", size = \"1KB\", after = [\"a\"] }",
+    ));
+    assert!(own.contains("itself"), "{own}");
+    let delay = err(&flows(
+        "{ src = \"h0\", dst = \"h1\", size = \"1KB\", delay = \"1us\" }",
+    ));
+    assert!(
+        delay.contains("traffic[0].flows[0].delay") && delay.contains("give `after`"),
+        "{delay}"
+    );
+    let bare = err(&flows(
+        "{ name = \"a\", src = \"h0\", dst = \"h1\", size = \"1KB\" },\n{ src = \"h0\", dst = \"h1\", size = \"1KB\", after = [\"a\"], delay = 5 }",
+    ));
+    assert!(bare.contains("traffic[0].flows[1].delay"), "{bare}");
+    let block = |b: &str| collective(b, ONE_LEAF);
+    let hd = err(&block(
+        "collective = \"halving_doubling_all_reduce\"\nsize = \"1MB\"\nranks = [\"h0\", \"h1\", \"h2\"]",
+    ));
+    assert!(
+        hd.contains("traffic[0].ranks") && hd.contains("power of two"),
+        "{hd}"
+    );
+    let chunks = err(&block(
+        "collective = \"ring_all_reduce\"\nsize = \"1MB\"\nchunks = 0",
+    ));
+    assert!(chunks.contains("traffic[0].chunks"), "{chunks}");
+    let rank = err(&block(
+        "collective = \"ring_all_reduce\"\nsize = \"1MB\"\nranks = [\"h0\", \"leaf0\"]",
+    ));
+    assert!(
+        rank.contains("traffic[0].ranks[1]") && rank.contains("switch"),
+        "{rank}"
+    );
+    let dup = err(&block(
+        "collective = \"ring_all_reduce\"\nsize = \"1MB\"\nranks = [\"h0\", \"h0\"]",
+    ));
+    assert!(
+        dup.contains("traffic[0].ranks[1]") && dup.contains("twice"),
+        "{dup}"
+    );
+    let kind = err(&block("collective = \"tree\"\nsize = \"1MB\""));
+    assert!(
+        kind.contains("traffic[0].collective") || kind.contains("ring_all_reduce"),
+        "{kind}"
+    );
+    let tiny = err(&block("collective = \"ring_all_reduce\"\nsize = \"4B\""));
+    assert!(tiny.contains("no bytes"), "{tiny}");
+    let split = err(&block(
+        "collective = \"ring_all_reduce\"\nsize = \"16B\"\nchunks = 3",
+    ));
+    assert!(
+        split.contains("traffic[0].chunks") && split.contains("between 1 and 2"),
+        "{split}"
+    );
 }

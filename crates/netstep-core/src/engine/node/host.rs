@@ -2,10 +2,15 @@
 //! scheduler, backpressure: see [`crate::nic`]) in front of its one egress port, and delivery
 //! of arriving packets.
 
+use std::collections::BTreeMap;
+
 use super::lp::{Delivery, Lp};
 use super::port::{Egress, Owner, PortState};
 use crate::engine::Model;
-use crate::engine::event::{Event, EventKind, EventSink, Phase, TimerSide};
+use crate::engine::event::{
+    Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, TimerSide,
+};
+use crate::flow::{FlowSpec, FlowTable};
 use crate::nic::{HostNic, Socket};
 use crate::packet::{Packet, PacketKind};
 use crate::queue::Entry;
@@ -23,8 +28,21 @@ pub struct HostState {
     pub senders: Vec<Option<Sender>>,
     /// Receivers of flows sinking here, by destination slot.
     pub receivers: Vec<Option<Receiver>>,
+    /// Flows sourced here that wait for other flows and have heard of one finishing.
+    pub waiting: BTreeMap<u32, Waiting>,
     /// What the transport being called produced (reused buffer).
     out: TransportOut,
+}
+
+/// A flow waiting for other flows (see [`crate::flow::Dependencies`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// Notices still to come.
+    pub left: u32,
+    /// When the latest notice came.
+    pub last: SimTime,
+    /// When the flow starts, once every notice came.
+    pub start: Option<SimTime>,
 }
 
 /// A host's one port (hosts have exactly one link, and every flow's route was checked when
@@ -109,6 +127,106 @@ impl HostState {
                 self.flow_start(&mut eg, flow, now, sink);
                 true
             }
+            EventKind::DependencyDone { flow, .. } => {
+                self.dependency_done(eg.lp, model, flow, now, sink);
+                true
+            }
+        }
+    }
+
+    /// When `flow` (sourced here) started and when the flows it waited for were all known
+    /// finished, as far as this host knows.
+    pub fn started(
+        &self,
+        flow: u32,
+        spec: &FlowSpec,
+        flows: &FlowTable,
+    ) -> (Option<SimTime>, Option<SimTime>) {
+        let sender = self
+            .senders
+            .get(flows.src_slot[flow as usize] as usize)
+            .is_some_and(Option::is_some);
+        if spec.after.is_none() {
+            return (sender.then_some(spec.start), None);
+        }
+        let waiting = self.waiting.get(&flow).filter(|w| w.left == 0);
+        (
+            waiting.and_then(|w| w.start).filter(|_| sender),
+            waiting.map(|w| w.last),
+        )
+    }
+
+    /// A flow `flow` waits for is known finished here; the last such notice schedules its
+    /// start.
+    fn dependency_done(
+        &mut self,
+        lp: &mut Lp,
+        model: &Model,
+        flow: u32,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let spec = &model.flows.flows[flow as usize];
+        let Some(deps) = spec.after.as_ref() else {
+            return;
+        };
+        let waiting = self.waiting.entry(flow).or_insert(Waiting {
+            left: deps.flows.len() as u32,
+            last: SimTime::ZERO,
+            start: None,
+        });
+        waiting.left = waiting.left.saturating_sub(1);
+        waiting.last = waiting.last.max(now);
+        if waiting.left == 0 {
+            let at = spec.start.max(SimTime(now.0.saturating_add(deps.delay.0)));
+            waiting.start = Some(at);
+            lp.schedule_local(
+                at,
+                now,
+                Phase::FlowStart,
+                EventKind::FlowStart { flow },
+                sink,
+            );
+        }
+    }
+
+    /// `flow` finished here (its receiver has every byte): tells the flows waiting for it, at
+    /// once when they start here, else after a notice's one-way latency to their source.
+    #[inline(never)]
+    fn notify_dependents(
+        lp: &mut Lp,
+        model: &Model,
+        flow: u32,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let here = lp.node;
+        for &waiting in model.flows.dependents(flow) {
+            let src = model.flows.flows[waiting as usize].src;
+            let kind = EventKind::DependencyDone {
+                flow: waiting,
+                dep: flow,
+            };
+            if src == here {
+                lp.schedule_local(now, now, Phase::Dependency, kind, sink);
+                continue;
+            }
+            // Routes between every waiting pair were checked when the flows were loaded.
+            let Some(latency) = crate::flow::notify_latency(&model.net, here, src, waiting) else {
+                continue;
+            };
+            let at = SimTime(now.0.saturating_add(latency.0));
+            if at > MAX_EVENT_TIME {
+                lp.overflowed(at);
+                continue;
+            }
+            sink.remote(
+                src,
+                Event {
+                    key: EventKey::new(at, Phase::Dependency, now),
+                    kind,
+                },
+            );
         }
     }
 
@@ -221,7 +339,12 @@ impl HostState {
                 let receiver = self.receivers[slot].get_or_insert_with(|| {
                     Receiver::new(&spec.transport, Self::ends(model, packet.flow))
                 });
+                let awaited = !model.flows.dependents(packet.flow).is_empty()
+                    && receiver.outcome().1.is_none();
                 receiver.on_data(&spec.transport, &packet, now, &mut self.out);
+                if awaited && receiver.outcome().1.is_some() {
+                    Self::notify_dependents(eg.lp, model, packet.flow, now, sink);
+                }
                 if let Some(stack) = eg.lp.telemetry_take(&packet) {
                     self.echo_telemetry(eg.lp, stack);
                 }

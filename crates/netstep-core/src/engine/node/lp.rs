@@ -139,7 +139,9 @@ impl Lp {
                 *seq = self.next_seq;
                 self.next_seq += 1;
             }
-            EventKind::Arrive(_) | EventKind::FlowStart { .. } => {}
+            EventKind::Arrive(_)
+            | EventKind::FlowStart { .. }
+            | EventKind::DependencyDone { .. } => {}
         }
         sink.local(Event {
             key: EventKey::new(at, phase, now),

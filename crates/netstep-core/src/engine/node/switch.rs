@@ -119,7 +119,9 @@ impl SwitchState {
             }
             EventKind::Arrive(packet) => self.forward(&mut eg, packet, now, sink),
             // Transports run at hosts only: nothing at a switch sets a timer or starts a flow.
-            EventKind::Timer { .. } | EventKind::FlowStart { .. } => return false,
+            EventKind::Timer { .. }
+            | EventKind::FlowStart { .. }
+            | EventKind::DependencyDone { .. } => return false,
         }
         true
     }
