@@ -25,8 +25,9 @@ pub struct FlowSpec {
     pub start: SimTime,
     /// Payload bytes to deliver (open loop: packets × packet size).
     pub size: Bytes,
-    /// Transport and its parameters.
-    pub transport: TransportSpec,
+    /// Transport and its parameters (shared by the flows that have the same: a trace of
+    /// millions of flows keeps a handful).
+    pub transport: std::sync::Arc<TransportSpec>,
     /// Explicit path, or `None` for ECMP.
     pub path: Option<Box<ExplicitPath>>,
     /// Traffic class (0-7) of the flow's packets, data and feedback alike.

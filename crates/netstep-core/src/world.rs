@@ -412,7 +412,7 @@ mod tests {
             dst: 1,
             start: SimTime::ZERO,
             size: Bytes(3000),
-            transport,
+            transport: transport.into(),
             path: None,
             class: 0,
             after: None,

@@ -387,13 +387,26 @@ pub enum TopologyConfig {
     /// Any graph of named hosts and switches.
     Custom {
         /// Host names. Example: `hosts = ["a", "b"]`.
+        #[serde(default)]
         hosts: Vec<String>,
         /// Switch names. Example: `switches = ["s1"]`.
+        #[serde(default)]
         switches: Vec<String>,
         /// Links between named nodes, each with optional rate/delay/buffer.
+        #[serde(default)]
         links: Vec<CustomLink>,
         /// Defaults for every link.
         defaults: Option<LinkConfig>,
+        /// More nodes from a CSV or Parquet file with columns `name` and `kind` (`host` or
+        /// `switch`), relative to the scenario file's folder.
+        nodes_file: Option<String>,
+        /// More links from a CSV or Parquet file with columns `a`, `b` and optionally `rate`
+        /// (or `rate_bps`), `delay` (or `delay_ns`, `delay_ps`), `buffer` (or `buffer_bytes`),
+        /// `loss`.
+        links_file: Option<String>,
+        /// Rows of `links_file` (counted when the scenario is loaded).
+        #[serde(skip)]
+        file_links: u64,
     },
 }
 
@@ -730,6 +743,19 @@ pub enum TrafficConfig {
         job: Option<String>,
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
+    },
+    /// Flows read from a CSV or Parquet file, one per row (`crate::traffic::flow_file`).
+    FlowFile {
+        /// Traffic class (0-7) of rows without a `class` cell. Default 0.
+        class: Option<u8>,
+        /// The file (`.csv` or `.parquet`), relative to the scenario file's folder, then to the
+        /// working directory.
+        path: String,
+        /// Transport of rows without a `transport` cell (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+        /// Transports that rows name in their `transport` column. Example:
+        /// `transports = { bulk = { kind = "tcp", cc = "cubic" } }`.
+        transports: Option<std::collections::BTreeMap<String, TransportConfig>>,
     },
     /// Poisson flow arrivals at a target load of the host links, sizes from an empirical CDF.
     Poisson {

@@ -7,6 +7,7 @@ pub mod cdf;
 pub mod config;
 pub mod error;
 pub mod limits;
+pub mod table_file;
 pub mod topology;
 pub mod traffic;
 
@@ -475,6 +476,8 @@ fn build(
         ));
     }
     let seed = sim.seed.unwrap_or(config::SimulationConfig::DEFAULT_SEED);
+    let mut parsed = parsed;
+    let topology_inputs = topology::read_files(&mut parsed.topology, base_dir)?;
     let counts = topology::check_size(&parsed.topology, limits)?;
     let topology = topology::build(&parsed.topology)?;
     let failures = resolve_failures(&parsed.failures, &topology, limits)?;
@@ -566,7 +569,7 @@ fn build(
         &FieldPath::of(&["traffic"]),
     )?;
     let mut hash = fnv1a(effective.as_bytes(), 0xcbf2_9ce4_8422_2325);
-    for input in &inputs {
+    for input in topology_inputs.iter().chain(&inputs) {
         hash = fnv1a(input.as_bytes(), hash);
     }
     let trace_tables = trace_tables(&parsed.trace)?;
@@ -793,7 +796,7 @@ fn estimate_packet_hops(
             continue;
         }
         let data = traffic::data_packets(&f.transport, f.size);
-        let acks = match &f.transport {
+        let acks = match &*f.transport {
             TransportSpec::OpenLoop(_) => 0,
             TransportSpec::Tcp(t) if t.delayed_ack.is_some() => data.div_ceil(2),
             TransportSpec::Tcp(_) => data,
@@ -1019,9 +1022,18 @@ mod tests {
         let config = include_str!("config.rs");
         let reference = include_str!("../../../scenarios/REFERENCE.md");
         let mut missing = Vec::new();
+        // A field marked `#[serde(skip)]` is not part of the format.
+        let mut skipped = false;
         for line in config.lines() {
             let line = line.trim();
+            if line == "#[serde(skip)]" {
+                skipped = true;
+                continue;
+            }
             let field = line.strip_prefix("pub ").unwrap_or(line);
+            if std::mem::take(&mut skipped) {
+                continue;
+            }
             if let Some((name, rest)) = field.split_once(':')
                 && !name.contains(' ')
                 && !name.is_empty()
@@ -1389,13 +1401,13 @@ mod tests {
                 .expect("loads");
             s.model.flows.flows[0].transport.clone()
         };
-        match resolved("tcp") {
-            TransportSpec::Tcp(spec) => assert_eq!(spec, TcpSpec::new(CcSpec::NewReno)),
+        match &*resolved("tcp") {
+            TransportSpec::Tcp(spec) => assert_eq!(*spec, TcpSpec::new(CcSpec::NewReno)),
             other => panic!("expected TCP, got {other:?}"),
         }
-        match resolved("rdma") {
+        match &*resolved("rdma") {
             TransportSpec::Rdma(spec) => {
-                assert_eq!(spec, RdmaSpec::new(RdmaCc::Dcqcn(DcqcnSpec::default())))
+                assert_eq!(*spec, RdmaSpec::new(RdmaCc::Dcqcn(DcqcnSpec::default())))
             }
             other => panic!("expected RDMA, got {other:?}"),
         }

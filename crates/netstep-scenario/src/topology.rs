@@ -208,7 +208,9 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
             switches,
             links,
             defaults,
-        } => custom(hosts, switches, links, defaults),
+            links_file,
+            ..
+        } => custom(hosts, switches, links, defaults, links_file.as_deref()),
     }
 }
 
@@ -217,6 +219,7 @@ fn custom(
     switches: &[String],
     links: &[crate::config::CustomLink],
     defaults: &Option<LinkConfig>,
+    links_file: Option<&str>,
 ) -> Result<TopologySpec, Invalid> {
     let top = FieldPath::of(&["topology"]);
     let mut nodes = Vec::new();
@@ -294,6 +297,28 @@ fn custom(
             class,
             class_ba,
         });
+    }
+    if let Some(file) = links_file {
+        let mut intern = |config: &LinkConfig, path: &FieldPath| -> Result<u16, Invalid> {
+            let class = resolve_class(&[
+                (defaults.as_ref(), top.key("defaults")),
+                (Some(config), path.clone()),
+            ])?;
+            let index = *class_index_of.entry(class).or_insert_with(|| {
+                classes.push(class);
+                classes.len() - 1
+            });
+            u16::try_from(index).map_err(|_| {
+                Invalid::new(path.clone(), "more than 65535 distinct link parameter sets")
+            })
+        };
+        let more = read_links(file, &by_name, &mut intern)?;
+        link_specs.reserve(more.len());
+        for link in more {
+            degree[link.a as usize] += 1;
+            degree[link.b as usize] += 1;
+            link_specs.push(link);
+        }
     }
     for (node, &degree) in nodes.iter().zip(&degree) {
         if node.kind == NodeKind::Host && degree != 1 {
@@ -398,10 +423,11 @@ pub fn counts(config: &TopologyConfig) -> Counts {
             hosts,
             switches,
             links,
+            file_links,
             ..
         } => Counts {
             nodes: (hosts.len() + switches.len()) as u64,
-            ports: links.len() as u64 * 2,
+            ports: (links.len() as u64).saturating_add(*file_links) * 2,
             // Checked per node when the network is compiled (in linear time).
             degree: 0,
             field: "links",
@@ -711,4 +737,178 @@ fn aqm_spec(
             }))
         }
     }
+}
+
+/// Reads a custom topology's `nodes_file` into its `hosts` and `switches` (after those the
+/// file lists) and counts the rows of its `links_file` (read when the topology is built), so
+/// that errors name the file, row and column. Paths become those found (relative to the
+/// scenario's folder first). Returns a line per file for the scenario hash.
+pub fn read_files(
+    config: &mut TopologyConfig,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Vec<String>, Invalid> {
+    use crate::table_file::{TableFile, file_hash, resolve};
+    let TopologyConfig::Custom {
+        hosts,
+        switches,
+        nodes_file,
+        links_file,
+        file_links,
+        ..
+    } = config
+    else {
+        return Ok(Vec::new());
+    };
+    let mut inputs = Vec::new();
+    let open = |name: &mut String, field: &str| -> Result<(TableFile, String), Invalid> {
+        let path = FieldPath::of(&["topology", field]);
+        let resolved = resolve(name, base_dir);
+        let file = TableFile::open(&resolved, name).map_err(|e| Invalid::new(path.clone(), e))?;
+        let hash = file_hash(&resolved).map_err(|e| Invalid::new(path, e))?;
+        let line = format!("{field} {name} {hash:016x}");
+        *name = resolved.display().to_string();
+        Ok((file, line))
+    };
+    if let Some(name) = nodes_file.as_mut() {
+        let (file, input) = open(name, "nodes_file")?;
+        inputs.push(input);
+        let path = FieldPath::of(&["topology", "nodes_file"]);
+        file.for_each_row(&["name", "kind"], &["name", "kind"], |at, cells| {
+            let name = match cells[0].text().map_err(|m| file.error(at, "name", &m))? {
+                Some(n) if !n.is_empty() => n.into_owned(),
+                _ => return Err(file.error(at, "name", "missing")),
+            };
+            match cells[1]
+                .text()
+                .map_err(|m| file.error(at, "kind", &m))?
+                .as_deref()
+            {
+                Some("host") => hosts.push(name),
+                Some("switch") => switches.push(name),
+                other => {
+                    return Err(file.error(
+                        at,
+                        "kind",
+                        &format!("expected \"host\" or \"switch\", got {other:?}"),
+                    ));
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| Invalid::new(path, e))?;
+    }
+    if let Some(name) = links_file.as_mut() {
+        let (file, input) = open(name, "links_file")?;
+        inputs.push(input);
+        *file_links = file
+            .row_count()
+            .map_err(|e| Invalid::new(FieldPath::of(&["topology", "links_file"]), e))?;
+    }
+    Ok(inputs)
+}
+
+/// A links-file row's rate, delay, buffer (text with units) and loss (bits of the f64).
+type LinkParams = (Option<String>, Option<String>, Option<String>, Option<u64>);
+
+/// The columns of a links file.
+const LINK_COLUMNS: [&str; 11] = [
+    "a",
+    "b",
+    "rate",
+    "rate_bps",
+    "delay",
+    "delay_ns",
+    "delay_ps",
+    "buffer",
+    "buffer_bytes",
+    "buffer_packets",
+    "loss",
+];
+
+/// The links of a links file (its path as resolved by [`read_files`]); `class` gives the link
+/// class index of a row's parameters.
+fn read_links(
+    file: &str,
+    by_name: &HashMap<&str, u32>,
+    class: &mut dyn FnMut(&LinkConfig, &FieldPath) -> Result<u16, Invalid>,
+) -> Result<Vec<LinkSpec>, Invalid> {
+    use crate::table_file::{Cell, TableFile};
+    let path = FieldPath::of(&["topology", "links_file"]);
+    let table = TableFile::open(std::path::Path::new(file), file)
+        .map_err(|e| Invalid::new(path.clone(), e))?;
+    let mut links = Vec::with_capacity(table.known_rows().unwrap_or(0) as usize);
+    // Distinct parameter sets (usually a handful) and their class.
+    let mut seen: HashMap<LinkParams, u16> = HashMap::new();
+    table
+        .for_each_row(&LINK_COLUMNS, &LINK_COLUMNS, |at, cells| {
+            let err = |column: &str, message: &str| table.error(at, column, message);
+            let end = |i: usize| -> Result<u32, String> {
+                let column = LINK_COLUMNS[i];
+                match cells[i].text().map_err(|m| err(column, &m))? {
+                    Some(n) => by_name.get(n.as_ref()).copied().ok_or_else(|| {
+                        err(column, &format!("unknown node {n:?}; expected a name from topology.hosts, topology.switches or nodes_file"))
+                    }),
+                    None => Err(err(column, "missing")),
+                }
+            };
+            let (a, b) = (end(0)?, end(1)?);
+            if a == b {
+                return Err(err("b", "a link from a node to itself"));
+            }
+            // One value per quantity: text with its unit, or an integer in the column's unit.
+            let pick = |text: usize, ints: &[(usize, &str)]| -> Result<Option<String>, String> {
+                let mut found: Option<(&str, String)> = None;
+                if let Some(t) = cells[text].text().map_err(|m| err(LINK_COLUMNS[text], &m))? {
+                    found = Some((LINK_COLUMNS[text], t.into_owned()));
+                }
+                for &(i, unit) in ints {
+                    if let Some(v) = cells[i].unsigned().map_err(|m| err(LINK_COLUMNS[i], &m))? {
+                        if let Some((first, _)) = found {
+                            return Err(err(LINK_COLUMNS[i], &format!("also given as {first:?}; give one")));
+                        }
+                        found = Some((LINK_COLUMNS[i], format!("{v}{unit}")));
+                    }
+                }
+                Ok(found.map(|(_, v)| v))
+            };
+            let rate = pick(2, &[(3, "bps")])?;
+            let delay = pick(4, &[(5, "ns"), (6, "ps")])?;
+            let buffer = pick(7, &[(8, "B"), (9, "pkts")])?;
+            let loss = match &cells[10] {
+                Cell::Null => None,
+                cell => cell.number().map_err(|m| err("loss", &m))?,
+            };
+            let key = (rate, delay, buffer, loss.map(f64::to_bits));
+            let index = match seen.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let config = LinkConfig {
+                        rate: key.0.clone(),
+                        delay: key.1.clone(),
+                        buffer: key.2.clone(),
+                        loss,
+                        scheduler: None,
+                        aqm: None,
+                        shaper: None,
+                        policer: None,
+                    };
+                    let i = class(&config, &FieldPath::of(&["link"])).map_err(|e| {
+                        let column = e.path.to_string();
+                        let column = column.rsplit('.').next().unwrap_or("rate");
+                        err(column, &e.message)
+                    })?;
+                    seen.insert(key, i);
+                    i
+                }
+            };
+            links.push(LinkSpec {
+                a,
+                b,
+                class: index,
+                class_ba: index,
+            });
+            Ok(())
+        })
+        .map_err(|e| Invalid::new(path, e))?;
+    Ok(links)
 }

@@ -291,7 +291,7 @@ impl Tables {
                     flow_id: flow.id,
                     src: flow.spec.src,
                     dst: flow.spec.dst,
-                    transport: match &flow.spec.transport {
+                    transport: match &*flow.spec.transport {
                         TransportSpec::OpenLoop(_) => "open_loop",
                         TransportSpec::Tcp(t) => t.cc.transport_name(),
                         TransportSpec::Rdma(r) => r.cc.transport_name(),

@@ -9,6 +9,8 @@
 //! `i > 0` waits for the flows into `r` of its last receiving step of iteration `i - 1` (or,
 //! for a rank that receives nothing, its own last sends), plus the compute gap.
 
+use std::sync::Arc;
+
 use netstep_core::flow::{Dependencies, FlowSpec};
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::{Bytes, SimTime};
@@ -178,7 +180,7 @@ pub fn expand(
     plan: &Plan<'_>,
     steps: &[Vec<Send>],
     first: u32,
-    transport: &mut dyn FnMut(Bytes) -> Result<(TransportSpec, Bytes), Invalid>,
+    transport: &mut dyn FnMut(Bytes) -> Result<(Arc<TransportSpec>, Bytes), Invalid>,
 ) -> Result<(Vec<FlowSpec>, Vec<CollectiveStep>), Invalid> {
     let n = plan.ranks.len();
     let chunks = plan.chunks as usize;
@@ -356,8 +358,8 @@ mod tests {
             job: 3,
         };
         let st = steps(plan.algorithm, 4, plan.size).unwrap();
-        let tcp = TransportSpec::Tcp(netstep_core::transport::tcp::TcpSpec::new(
-            netstep_core::transport::CcSpec::NewReno,
+        let tcp = Arc::new(TransportSpec::Tcp(
+            netstep_core::transport::tcp::TcpSpec::new(netstep_core::transport::CcSpec::NewReno),
         ));
         let (flows, tags) = expand(&plan, &st, 100, &mut |b| Ok((tcp.clone(), b))).unwrap();
         assert_eq!(flows.len() as u64, flow_count(&plan, &st));

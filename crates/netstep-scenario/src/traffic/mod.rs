@@ -5,11 +5,13 @@
 //! empirical CDF. Every random draw comes from a stream keyed by (seed, traffic block).
 
 pub mod collective;
+pub mod flow_file;
 mod incast;
 mod permutation;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use netstep_core::flow::{Dependencies, DependencyError, ExplicitPath, FlowSpec};
 use netstep_core::rng::{STREAM_TRAFFIC, stream};
@@ -44,10 +46,10 @@ pub enum TransportTemplate {
         /// ECN-capable packets.
         ecn: bool,
     },
-    /// TCP.
-    Tcp(TcpSpec),
-    /// RDMA.
-    Rdma(netstep_core::transport::rdma::RdmaSpec),
+    /// TCP, and the same as the transport every flow of it shares.
+    Tcp(TcpSpec, Arc<TransportSpec>),
+    /// RDMA, and the same as the transport every flow of it shares.
+    Rdma(netstep_core::transport::rdma::RdmaSpec, Arc<TransportSpec>),
 }
 
 fn rate_at(value: &Option<String>, path: FieldPath, default: f64) -> Result<f64, Invalid> {
@@ -260,7 +262,8 @@ pub fn resolve_transport(
                     ),
                 ));
             }
-            Ok(TransportTemplate::Tcp(spec))
+            let shared = Arc::new(TransportSpec::Tcp(spec.clone()));
+            Ok(TransportTemplate::Tcp(spec, shared))
         }
         TransportConfig::Rdma {
             cc,
@@ -447,7 +450,7 @@ pub fn resolve_transport(
                     format!("must be between 1 B and 65535 B, got {header}"),
                 ));
             }
-            Ok(TransportTemplate::Rdma(RdmaSpec {
+            let spec = RdmaSpec {
                 mtu_bytes: mtu.0 as u32,
                 header_bytes: header.0 as u32,
                 rto: positive(rto, "rto", r.rto)?,
@@ -475,7 +478,9 @@ pub fn resolve_transport(
                     }
                 },
                 ..r
-            }))
+            };
+            let shared = Arc::new(TransportSpec::Rdma(spec.clone()));
+            Ok(TransportTemplate::Rdma(spec, shared))
         }
     }
 }
@@ -483,12 +488,12 @@ pub fn resolve_transport(
 impl TransportTemplate {
     /// The flow's transport and payload size from `size` or `packets` (exactly one; below,
     /// `Ok` carries a size and `Err` a packet count).
-    fn for_flow(
+    pub(crate) fn for_flow(
         &self,
         size: Option<Bytes>,
         packets: Option<u32>,
         path: &FieldPath,
-    ) -> Result<(TransportSpec, Bytes), Invalid> {
+    ) -> Result<(Arc<TransportSpec>, Bytes), Invalid> {
         let amount = match (size, packets) {
             (Some(_), Some(_)) => {
                 return Err(Invalid::new(
@@ -548,11 +553,11 @@ impl TransportTemplate {
                     ecn: *ecn,
                 };
                 Ok((
-                    TransportSpec::OpenLoop(spec),
+                    Arc::new(TransportSpec::OpenLoop(spec)),
                     Bytes(packet_size.0 * n_packets as u64),
                 ))
             }
-            TransportTemplate::Tcp(spec) => {
+            TransportTemplate::Tcp(spec, shared) => {
                 let size = amount.unwrap_or_else(|n| Bytes(n as u64 * spec.mss_bytes as u64));
                 if size.0 == 0 {
                     return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
@@ -563,9 +568,9 @@ impl TransportTemplate {
                         format!("{size} needs more than 2^31 segments"),
                     ));
                 }
-                Ok((TransportSpec::Tcp(spec.clone()), size))
+                Ok((shared.clone(), size))
             }
-            TransportTemplate::Rdma(spec) => {
+            TransportTemplate::Rdma(spec, shared) => {
                 let size = amount.unwrap_or_else(|n| Bytes(n as u64 * spec.mtu_bytes as u64));
                 if size.0 == 0 {
                     return Err(Invalid::new(path.clone(), "a flow needs at least one byte"));
@@ -576,7 +581,7 @@ impl TransportTemplate {
                         format!("{size} needs more than 2^31 packets"),
                     ));
                 }
-                Ok((TransportSpec::Rdma(spec.clone()), size))
+                Ok((shared.clone(), size))
             }
         }
     }
@@ -815,6 +820,42 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                     ranks: members.len() as u32,
                     start,
                 });
+            }
+            TrafficConfig::FlowFile {
+                class,
+                path: file,
+                transport,
+                transports,
+            } => {
+                let default = transport_of(transport)?;
+                let mut named = std::collections::BTreeMap::new();
+                for (name, t) in transports.iter().flatten() {
+                    named.insert(
+                        name.clone(),
+                        resolve_transport(t, path.key("transports").key(name))?,
+                    );
+                }
+                let resolved = crate::table_file::resolve(file, ctx.base_dir);
+                let table = crate::table_file::TableFile::open(&resolved, file)
+                    .map_err(|e| Invalid::new(path.key("path"), e))?;
+                inputs.push(format!(
+                    "flow_file {file} {:016x}",
+                    crate::table_file::file_hash(&resolved)
+                        .map_err(|e| Invalid::new(path.key("path"), e))?
+                ));
+                let names = names.get_or_insert_with(|| node_names(ctx.topology));
+                let reader = flow_file::FlowFile {
+                    file: table,
+                    default: &default,
+                    named: &named,
+                    class: traffic_class(*class, &path.key("class"))?,
+                    names,
+                    topology: ctx.topology,
+                };
+                let before = flows.len();
+                reader.read(&mut flows, &path, &mut |n| {
+                    ctx.check_flows(before, (n - before) as u64, &path.key("path"))
+                })?;
             }
             TrafficConfig::Incast {
                 class,
@@ -1192,7 +1233,7 @@ fn resolve_cdf_path(cdf: &str, base_dir: Option<&Path>) -> std::path::PathBuf {
 struct SameFlows {
     class: u8,
     start: SimTime,
-    spec: TransportSpec,
+    spec: Arc<TransportSpec>,
     bytes: Bytes,
 }
 

@@ -24,7 +24,7 @@ fn measured_sojourn(file: &str) -> (f64, f64, usize) {
         .iter()
         .map(|d| (d.arrived_ps - d.sent_ps - PROPAGATION_PS - d.size_bytes as u64 * 8) as f64 / 1e6)
         .collect();
-    let expected = match &s.model.flows.flows[0].transport {
+    let expected = match &*s.model.flows.flows[0].transport {
         netstep_core::transport::TransportSpec::OpenLoop(o) => o.n_packets as usize,
         other => panic!("unexpected transport {other:?}"),
     };

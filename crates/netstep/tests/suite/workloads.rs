@@ -461,3 +461,274 @@ fn bad_dependencies_and_collectives_are_refused_with_the_field() {
         "{split}"
     );
 }
+
+/// `scenarios/workloads/trace.toml`: 9 flows from CSV, all complete; each answer starts 10 us
+/// after its request's end; the last flow when the last answer ends. The same rows written as
+/// Parquet (integer columns with units, a list column for `after`) give the same run.
+#[test]
+fn the_trace_example_does_what_its_header_says_from_csv_and_parquet() {
+    let s = scenario_file("scenarios/workloads/trace.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "trace example");
+    assert_eq!(out.flows.len(), 9);
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(assert_dependency_order(&s, &out), 4);
+    let (start, end) = (
+        |f: usize| out.flows[f].start.unwrap().0,
+        |f: usize| out.flows[f].end.unwrap().0,
+    );
+    for (answer, request) in [(3, 0), (4, 1), (5, 2)] {
+        assert_eq!(start(answer), end(request) + 10_000_000);
+    }
+    assert_eq!(start(8), end(3).max(end(4)).max(end(5)));
+    let flows = &s.model.flows.flows;
+    assert_eq!((flows[6].class, flows[7].class, flows[0].class), (1, 1, 0));
+    assert!(matches!(
+        &*flows[6].transport,
+        netstep_core::transport::TransportSpec::Tcp(t) if t.cc == netstep_core::transport::CcSpec::Cubic
+    ));
+
+    // The same rows as Parquet.
+    use arrow_array::builder::{ListBuilder, UInt32Builder};
+    use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt8Array, UInt64Array};
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = |f: fn(&netstep_core::flow::FlowSpec) -> u32| -> ArrayRef {
+        std::sync::Arc::new(StringArray::from_iter_values(
+            flows.iter().map(|x| format!("h{}", f(x))),
+        ))
+    };
+    let mut after = ListBuilder::new(UInt32Builder::new());
+    for f in flows.iter() {
+        match &f.after {
+            Some(d) => {
+                d.flows.iter().for_each(|&x| after.values().append_value(x));
+                after.append(true);
+            }
+            None => after.append(false),
+        }
+    }
+    let batch = RecordBatch::try_from_iter([
+        ("src", hosts(|f| f.src)),
+        ("dst", hosts(|f| f.dst)),
+        (
+            "size_bytes",
+            std::sync::Arc::new(UInt64Array::from_iter_values(flows.iter().map(|f| f.size.0)))
+                as ArrayRef,
+        ),
+        (
+            "start_ns",
+            std::sync::Arc::new(UInt64Array::from_iter_values(
+                flows.iter().map(|f| f.start.as_ns()),
+            )),
+        ),
+        (
+            "class",
+            std::sync::Arc::new(UInt8Array::from_iter_values(flows.iter().map(|f| f.class))),
+        ),
+        (
+            "transport",
+            std::sync::Arc::new(StringArray::from_iter(flows.iter().map(|f| {
+                matches!(&*f.transport, netstep_core::transport::TransportSpec::Tcp(t) if t.cc == netstep_core::transport::CcSpec::Cubic).then_some("bulk")
+            }))),
+        ),
+        ("after", std::sync::Arc::new(after.finish())),
+        (
+            "delay_ns",
+            std::sync::Arc::new(UInt64Array::from_iter(
+                flows.iter().map(|f| f.after.as_ref().map(|d| d.delay.as_ns())),
+            )),
+        ),
+    ])
+    .unwrap();
+    let file = std::fs::File::create(dir.path().join("trace.parquet")).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let text = std::fs::read_to_string(repo().join("scenarios/workloads/trace.toml"))
+        .unwrap()
+        .replace(
+            "trace.csv",
+            &dir.path().join("trace.parquet").display().to_string(),
+        );
+    let p = scenario(&text, &[]);
+    assert_eq!(p.model.flows.flows, s.model.flows.flows);
+    assert_eq!(run_reference(&p), out);
+}
+
+/// A flow file's errors name the file, the row id (and CSV line) and the column.
+#[test]
+fn flow_file_errors_name_the_file_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = |csv: &str| {
+        std::fs::write(dir.path().join("f.csv"), csv).unwrap();
+        let text = format!(
+            "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flow_file\"\npath = {:?}\n",
+            dir.path().join("f.csv").display().to_string()
+        );
+        match netstep_scenario::load_str(
+            &text,
+            "t.toml",
+            "t",
+            None,
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted: {csv}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let cases = [
+        (
+            "src,dst,size_bytes\nh0,h1,5\nh0,sw,5\n",
+            "row id 1 (line 3), column \"dst\": unknown host \"sw\"",
+        ),
+        (
+            "src,dst,size_bytes,bogus\nh0,h1,5,1\n",
+            "column 4 is \"bogus\"",
+        ),
+        (
+            "src,dst,size\nh0,h1,5\n",
+            "row id 0 (line 2), column \"size\"",
+        ),
+        (
+            "src,dst,size_bytes\nh0,h0,5\n",
+            "column \"dst\": the flow's source and destination are the same host",
+        ),
+        (
+            "src,dst,size_bytes\nh0,h1,-5\n",
+            "column \"size_bytes\": expected a non-negative integer",
+        ),
+        (
+            "src,dst,size_bytes,class\nh0,h1,5,9\n",
+            "column \"class\": traffic classes are 0 to 7",
+        ),
+        (
+            "src,dst,size_bytes,transport\nh0,h1,5,fast\n",
+            "column \"transport\": \"fast\" is not one of",
+        ),
+        (
+            "src,dst,size_bytes,after\nh0,h1,5,1\nh1,h2,5,0\n",
+            "row ids 0 -> 1 -> 0 wait for each other in a cycle",
+        ),
+        (
+            "src,dst,size_bytes,after\nh0,h1,5,7\n",
+            "column \"after\": row id 7 is past the file's last row id, 0",
+        ),
+        (
+            "src,dst,size_bytes,start_ns,start\nh0,h1,5,1,1us\n",
+            "give the time in one column only",
+        ),
+        (
+            "src,dst,size_bytes,delay\nh0,h1,5,1us\n",
+            "column \"delay\"",
+        ),
+        ("src,size_bytes\nh0,5\n", "column \"dst\": missing"),
+        ("src,dst\nh0,h1\n", "give the flow a size"),
+    ];
+    for (csv, expected) in cases {
+        let e = err(csv);
+        assert!(
+            e.contains("traffic[0].path") && e.contains(expected),
+            "{csv:?}: {e}"
+        );
+        assert!(e.contains("f.csv"), "{e}");
+    }
+}
+
+/// A custom topology from a nodes file and a links file (CSV or Parquet) is the same network
+/// as the one listed in TOML, and runs the same; errors name the file, row id and column.
+#[test]
+fn custom_topologies_from_node_and_link_files_equal_their_toml_form() {
+    let toml_form = "[topology]\nkind = \"custom\"\nhosts = [\"a\", \"b\", \"c\"]\nswitches = [\"s1\", \"s2\"]\n\
+        links = [{ a = \"a\", b = \"s1\" }, { a = \"b\", b = \"s1\", rate = \"10Gbps\" }, \
+        { a = \"s1\", b = \"s2\", delay = \"5us\", buffer = \"100pkts\" }, { a = \"c\", b = \"s2\", loss = 0.25 }]\n\
+        [[traffic]]\nkind = \"flows\"\nflows = [{ src = \"a\", dst = \"c\", size = \"50KB\" }, { src = \"b\", dst = \"c\", size = \"50KB\" }]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("nodes.csv"),
+        "name,kind\nb,host\nc,host\ns2,switch\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("links.csv"),
+        "a,b,rate,delay_ns,buffer_packets,loss\nb,s1,10Gbps,,,\ns1,s2,,5000,100,\nc,s2,,,,0.25\n",
+    )
+    .unwrap();
+    let file_form = format!(
+        "[topology]\nkind = \"custom\"\nhosts = [\"a\"]\nswitches = [\"s1\"]\nlinks = [{{ a = \"a\", b = \"s1\" }}]\n\
+         nodes_file = {:?}\nlinks_file = {:?}\n[[traffic]]\nkind = \"flows\"\n\
+         flows = [{{ src = \"a\", dst = \"c\", size = \"50KB\" }}, {{ src = \"b\", dst = \"c\", size = \"50KB\" }}]\n",
+        dir.path().join("nodes.csv").display().to_string(),
+        dir.path().join("links.csv").display().to_string()
+    );
+    let (t, f) = (scenario(toml_form, &[]), scenario(&file_form, &[]));
+    assert_eq!(t.model.net.port_peer, f.model.net.port_peer);
+    assert_eq!(t.model.net.n_nodes(), f.model.net.n_nodes());
+    for port in 0..t.model.net.n_ports() as u32 {
+        assert_eq!(
+            t.model.net.class_of(port),
+            f.model.net.class_of(port),
+            "port {port}"
+        );
+    }
+    assert_eq!(run_reference(&t), run_reference(&f));
+
+    let err = |nodes: &str, links: &str| {
+        std::fs::write(dir.path().join("nodes.csv"), nodes).unwrap();
+        std::fs::write(dir.path().join("links.csv"), links).unwrap();
+        match netstep_scenario::load_str(
+            &file_form,
+            "t.toml",
+            "t",
+            None,
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted: {nodes} / {links}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let good_nodes = "name,kind\nb,host\nc,host\ns2,switch\n";
+    let cases = [
+        (
+            "name,kind\nb,host\nc,router\n",
+            "a,b\n",
+            "topology.nodes_file",
+            "row id 1 (line 3), column \"kind\": expected \"host\" or \"switch\"",
+        ),
+        (
+            good_nodes,
+            "a,b\nb,s1\ns1,s9\n",
+            "topology.links_file",
+            "row id 1 (line 3), column \"b\": unknown node \"s9\"",
+        ),
+        (
+            good_nodes,
+            "a,b,rate\nb,s1,fast\n",
+            "topology.links_file",
+            "row id 0 (line 2), column \"rate\"",
+        ),
+        (
+            good_nodes,
+            "a,b,delay,delay_ns\nb,s1,1us,5\n",
+            "topology.links_file",
+            "column \"delay_ns\": also given as \"delay\"",
+        ),
+        (
+            good_nodes,
+            "a,b,loss\nb,s1,2\n",
+            "topology.links_file",
+            "column \"loss\"",
+        ),
+        (good_nodes, "a,b\nb,b\n", "topology.links_file", "to itself"),
+        (
+            good_nodes,
+            "a,c\nb,s1\n",
+            "topology.links_file",
+            "column 2 is \"c\"",
+        ),
+    ];
+    for (nodes, links, field, expected) in cases {
+        let e = err(nodes, links);
+        assert!(e.contains(field) && e.contains(expected), "{links:?}: {e}");
+    }
+}

@@ -1,0 +1,304 @@
+//! `kind = "flow_file"`: flows read from a CSV or Parquet file, one per row, streamed (a trace
+//! of millions of flows is never copied into TOML).
+//!
+//! Columns (names carry the unit; text cells with a unit are accepted in the unit-less form):
+//! `src`, `dst` (host names; in Parquet an integer column is a node index), the size as
+//! `size_bytes` (integer), `size` (text with a unit: `"10KB"`) or `packets`, the start as
+//! `start_ns`, `start_ps` (integers) or `start` (`"1.5us"`; default 0), and optionally `class`
+//! (0-7), `transport` (a name from the block's `transports`), `after` (row ids, from 0, of the
+//! flows in this file it waits for: a Parquet list of integers, or text such as `"3 17"`) and
+//! `delay_ns` or `delay` (with `after`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use netstep_core::flow::{Dependencies, DependencyError, FlowSpec};
+use netstep_core::topology::{NodeKind, TopologySpec};
+use netstep_core::units::{Bytes, SimTime, parse_duration, parse_size};
+
+use super::TransportTemplate;
+use crate::error::{FieldPath, Invalid};
+use crate::table_file::{Cell, RowAt, TableFile};
+
+/// The columns a flow file may have.
+pub const COLUMNS: [&str; 13] = [
+    "src",
+    "dst",
+    "size_bytes",
+    "size",
+    "packets",
+    "start_ns",
+    "start_ps",
+    "start",
+    "class",
+    "transport",
+    "after",
+    "delay_ns",
+    "delay",
+];
+
+/// What a `flow_file` block reads with.
+pub struct FlowFile<'a> {
+    /// The file.
+    pub file: TableFile,
+    /// Transport of rows without a `transport` cell.
+    pub default: &'a TransportTemplate,
+    /// Named transports rows may select.
+    pub named: &'a BTreeMap<String, TransportTemplate>,
+    /// Class of rows without a `class` cell.
+    pub class: u8,
+    /// Node index by name.
+    pub names: &'a HashMap<&'a str, u32>,
+    /// The topology (node kinds).
+    pub topology: &'a TopologySpec,
+}
+
+impl FlowFile<'_> {
+    /// Appends the file's flows to `flows` (ids from `flows.len()` on); `check` is called with
+    /// the running flow count every 65,536 rows (the flow limit and memory budget).
+    pub fn read(
+        &self,
+        flows: &mut Vec<FlowSpec>,
+        path: &FieldPath,
+        check: &mut dyn FnMut(usize) -> Result<(), Invalid>,
+    ) -> Result<(), Invalid> {
+        let first = flows.len();
+        let file = &self.file;
+        if let Some(rows) = file.known_rows() {
+            check(first.saturating_add(rows as usize))?;
+            flows.reserve(rows as usize);
+        }
+        let bad = |message: String| Invalid::new(path.key("path"), message);
+        let mut waits: Vec<(u32, Vec<u64>, SimTime, RowAt)> = Vec::new();
+        let present = file
+            .for_each_row(&COLUMNS, &COLUMNS, |at, cells| {
+                let err = |column: &str, message: &str| file.error(at, column, message);
+                let [
+                    src,
+                    dst,
+                    size_bytes,
+                    size,
+                    packets,
+                    start_ns,
+                    start_ps,
+                    start,
+                    class,
+                    transport,
+                    after,
+                    delay_ns,
+                    delay,
+                ] = cells
+                else {
+                    unreachable!("one cell per column")
+                };
+                let src_id = self.host(src).map_err(|m| err("src", &m))?;
+                let dst_id = self.host(dst).map_err(|m| err("dst", &m))?;
+                if src_id == dst_id {
+                    return Err(err(
+                        "dst",
+                        "the flow's source and destination are the same host",
+                    ));
+                }
+                let bytes = match (size_bytes, size) {
+                    (Cell::Null, Cell::Null) => None,
+                    (cell, Cell::Null) => cell
+                        .unsigned()
+                        .map_err(|m| err("size_bytes", &m))?
+                        .map(Bytes),
+                    (Cell::Null, cell) => {
+                        Some(unit(cell, parse_size).map_err(|m| err("size", &m))?)
+                    }
+                    _ => return Err(err("size", "give size_bytes or size, not both")),
+                };
+                let packets = packets
+                    .unsigned()
+                    .map_err(|m| err("packets", &m))?
+                    .map(|p| u32::try_from(p).map_err(|_| err("packets", "more than 2^32 packets")))
+                    .transpose()?;
+                let start = time(
+                    [start_ns, start_ps, start],
+                    ["start_ns", "start_ps", "start"],
+                    &err,
+                )?
+                .unwrap_or(SimTime::ZERO);
+                let class = match class.unsigned().map_err(|m| err("class", &m))? {
+                    None => self.class,
+                    Some(c) if c < netstep_core::queue::CLASSES as u64 => c as u8,
+                    Some(c) => {
+                        return Err(err(
+                            "class",
+                            &format!("traffic classes are 0 to 7, got {c}"),
+                        ));
+                    }
+                };
+                let template = match transport.text().map_err(|m| err("transport", &m))? {
+                    None => self.default,
+                    Some(name) => self.named.get(name.as_ref()).ok_or_else(|| {
+                        err(
+                            "transport",
+                            &format!(
+                                "{name:?} is not one of the block's transports ({})",
+                                self.named.keys().cloned().collect::<Vec<_>>().join(", ")
+                            ),
+                        )
+                    })?,
+                };
+                let column = if packets.is_some() {
+                    "packets"
+                } else {
+                    "size_bytes"
+                };
+                let (spec, bytes) = template
+                    .for_flow(bytes, packets, &FieldPath::of(&[column]))
+                    .map_err(|e| err(column, &e.message))?;
+                let ids = after.id_list().map_err(|m| err("after", &m))?;
+                let delay = time(
+                    [delay_ns, &Cell::Null, delay],
+                    ["delay_ns", "delay_ps", "delay"],
+                    &err,
+                )?;
+                let id = flows.len() as u32;
+                if !ids.is_empty() {
+                    waits.push((id, ids, delay.unwrap_or(SimTime::ZERO), at));
+                } else if delay.is_some() {
+                    return Err(err(
+                        "delay",
+                        "is the time after the flows in `after` finish; give `after` too",
+                    ));
+                }
+                flows.push(FlowSpec {
+                    src: src_id,
+                    dst: dst_id,
+                    start,
+                    size: bytes,
+                    transport: spec,
+                    path: None,
+                    class,
+                    after: None,
+                });
+                if flows.len().is_multiple_of(65_536) {
+                    check(flows.len()).map_err(|e| e.message)?;
+                }
+                Ok(())
+            })
+            .map_err(bad)?;
+        if !present[0] || !present[1] {
+            return Err(bad(format!(
+                "{}: needs the columns \"src\" and \"dst\"",
+                file.shown()
+            )));
+        }
+        check(flows.len())?;
+        let rows = (flows.len() - first) as u64;
+        for (id, ids, delay, at) in waits {
+            let mut deps = Vec::with_capacity(ids.len());
+            for dep in ids {
+                if dep >= rows {
+                    return Err(bad(file.error(
+                        at,
+                        "after",
+                        &format!("row id {dep} is past the file's last row id, {}", rows - 1),
+                    )));
+                }
+                let dep = first as u32 + dep as u32;
+                if dep == id {
+                    return Err(bad(file.error(
+                        at,
+                        "after",
+                        "a flow cannot wait for itself",
+                    )));
+                }
+                if deps.contains(&dep) {
+                    return Err(bad(file.error(
+                        at,
+                        "after",
+                        &format!("row id {} is listed twice", dep - first as u32),
+                    )));
+                }
+                deps.push(dep);
+            }
+            flows[id as usize].after = Some(Box::new(Dependencies {
+                flows: deps.into_boxed_slice(),
+                delay,
+            }));
+        }
+        match netstep_core::flow::check_dependencies(flows) {
+            Ok(()) => Ok(()),
+            Err(DependencyError::Cycle { cycle, .. }) => {
+                let rows: Vec<String> = cycle
+                    .iter()
+                    .map(|r| (*r as usize - first).to_string())
+                    .collect();
+                Err(bad(format!(
+                    "{}: row ids {} wait for each other in a cycle (each waits for the next); they would never start",
+                    file.shown(),
+                    rows.join(" -> ")
+                )))
+            }
+            Err(e) => Err(bad(format!("{}: {e}", file.shown()))),
+        }
+    }
+
+    /// A host's node index from a cell: a name, or (an integer column) a node index.
+    fn host(&self, cell: &Cell<'_>) -> Result<u32, String> {
+        let node = match cell {
+            Cell::Null => return Err("missing".to_string()),
+            Cell::Int(i) => u32::try_from(*i)
+                .ok()
+                .filter(|&n| (n as usize) < self.topology.nodes.len())
+                .ok_or_else(|| format!("node index {i} is not in the topology"))?,
+            Cell::Text(name) => *self
+                .names
+                .get(name)
+                .ok_or_else(|| format!("unknown host {name:?}"))?,
+            other => return Err(format!("expected a host name, got {other:?}")),
+        };
+        match self.topology.nodes[node as usize].kind {
+            NodeKind::Host => Ok(node),
+            NodeKind::Switch => Err(format!(
+                "{:?} is a switch; flows run between hosts",
+                self.topology.nodes[node as usize].name
+            )),
+        }
+    }
+}
+
+/// A text cell with a unit, parsed by `parse`.
+fn unit<T, E: std::fmt::Display>(
+    cell: &Cell<'_>,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<T, String> {
+    match cell {
+        Cell::Text(t) => parse(t).map_err(|e| e.to_string()),
+        other => Err(format!(
+            "expected text with a unit (such as \"10KB\" or \"1.5us\"), got {other:?}; use the column with the unit in its name (size_bytes, start_ns, delay_ns) for numbers"
+        )),
+    }
+}
+
+/// A time from the `_ns` column, the `_ps` column or the text column (at most one), named
+/// `names` in that order.
+fn time(
+    cells: [&Cell<'_>; 3],
+    names: [&str; 3],
+    err: &dyn Fn(&str, &str) -> String,
+) -> Result<Option<SimTime>, String> {
+    let [ns, ps, text] = cells;
+    if cells.iter().filter(|c| ***c != Cell::Null).count() > 1 {
+        return Err(err(names[2], "give the time in one column only"));
+    }
+    if let Some(v) = ns.unsigned().map_err(|m| err(names[0], &m))? {
+        return v
+            .checked_mul(1_000)
+            .map(|ps| Some(SimTime(ps)))
+            .ok_or_else(|| err(names[0], "too large"));
+    }
+    if let Some(v) = ps.unsigned().map_err(|m| err(names[1], &m))? {
+        return Ok(Some(SimTime(v)));
+    }
+    match text {
+        Cell::Null => Ok(None),
+        cell => unit(cell, parse_duration)
+            .map(Some)
+            .map_err(|m| err(names[2], &m)),
+    }
+}
