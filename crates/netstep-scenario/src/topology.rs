@@ -214,6 +214,21 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
     }
 }
 
+/// The index of `class` among the distinct link classes (added when new).
+fn intern_class(
+    classes: &mut Vec<LinkClass>,
+    index_of: &mut HashMap<LinkClass, usize>,
+    class: LinkClass,
+    path: &FieldPath,
+) -> Result<u16, Invalid> {
+    let index = *index_of.entry(class).or_insert_with(|| {
+        classes.push(class);
+        classes.len() - 1
+    });
+    u16::try_from(index)
+        .map_err(|_| Invalid::new(path.clone(), "more than 65535 distinct link parameter sets"))
+}
+
 fn custom(
     hosts: &[String],
     switches: &[String],
@@ -279,13 +294,7 @@ fn custom(
                 (Some(&own), path.clone()),
                 (way.as_ref(), path.key(field)),
             ])?;
-            let index = *class_index_of.entry(class).or_insert_with(|| {
-                classes.push(class);
-                classes.len() - 1
-            });
-            u16::try_from(index).map_err(|_| {
-                Invalid::new(path.clone(), "more than 65535 distinct link parameter sets")
-            })
+            intern_class(&mut classes, &mut class_index_of, class, &path)
         };
         let class = direction(&link.a_to_b, "a_to_b")?;
         let class_ba = direction(&link.b_to_a, "b_to_a")?;
@@ -304,13 +313,7 @@ fn custom(
                 (defaults.as_ref(), top.key("defaults")),
                 (Some(config), path.clone()),
             ])?;
-            let index = *class_index_of.entry(class).or_insert_with(|| {
-                classes.push(class);
-                classes.len() - 1
-            });
-            u16::try_from(index).map_err(|_| {
-                Invalid::new(path.clone(), "more than 65535 distinct link parameter sets")
-            })
+            intern_class(&mut classes, &mut class_index_of, class, path)
         };
         let more = read_links(file, &by_name, &mut intern)?;
         link_specs.reserve(more.len());
