@@ -15,6 +15,10 @@ pub const STREAM_LOSS: u64 = 3;
 /// Stream kind of queue disciplines' draws (RED, spraying; entity = global port id).
 pub const STREAM_QUEUE: u64 = 4;
 
+/// Stream kind of a request/response client's think times (entity = traffic block index
+/// << 32 | client host).
+pub const STREAM_THINK: u64 = 5;
+
 /// The SplitMix64 finalizer (Steele, Lea and Flood 2014): a bijective mix of a 64-bit word,
 /// the one hash behind stream seeds, ECMP, packet sampling, arrival ties and load balancing.
 #[inline]

@@ -744,6 +744,54 @@ pub enum TrafficConfig {
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },
+    /// Sources alternating on and off periods (`crate::traffic::on_off`).
+    OnOff {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// Number of sources, each a random (source, destination) pair. Default: every host,
+        /// each to a random other host.
+        sources: Option<u32>,
+        /// Sending rate while on. Example: `rate = "1Gbps"`.
+        rate: String,
+        /// Mean on period. Example: `on = "100us"`.
+        on: String,
+        /// Mean off period. Example: `off = "300us"`.
+        off: String,
+        /// `"exponential"` (default) or `"pareto"`.
+        periods: Option<crate::traffic::on_off::Periods>,
+        /// Pareto shape alpha (> 1). Default 1.5.
+        shape: Option<f64>,
+        /// When the sources start (on). Default `"0s"`.
+        start: Option<String>,
+        /// How long they run.
+        duration: String,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
+    /// Closed-loop request/response clients (`crate::traffic::request_response`).
+    RequestResponse {
+        /// Traffic class (0-7) of the block's flows. Default 0.
+        class: Option<u8>,
+        /// The server's host name. Default: a host drawn from the seed.
+        server: Option<String>,
+        /// Client host names. Default: every host but the server.
+        clients: Option<Vec<String>>,
+        /// Requests each client sends, one after the other.
+        exchanges: u32,
+        /// Request size. Default `"1KB"`.
+        request: Option<String>,
+        /// Response size (or give `cdf`).
+        response: Option<String>,
+        /// Response sizes from a CDF file (as for `poisson`).
+        cdf: Option<String>,
+        /// Mean think time between a response's arrival and the next request (exponential).
+        /// Default `"0s"`.
+        think: Option<String>,
+        /// First requests' start. Default `"0s"`.
+        start: Option<String>,
+        /// Transport (default: the top-level `[transport]`).
+        transport: Option<TransportConfig>,
+    },
     /// Flows read from a CSV or Parquet file, one per row (`crate::traffic::flow_file`).
     FlowFile {
         /// Traffic class (0-7) of rows without a `class` cell. Default 0.

@@ -7,14 +7,16 @@
 pub mod collective;
 pub mod flow_file;
 mod incast;
+pub mod on_off;
 mod permutation;
+pub mod request_response;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use netstep_core::flow::{Dependencies, DependencyError, ExplicitPath, FlowSpec};
-use netstep_core::rng::{STREAM_TRAFFIC, stream};
+use netstep_core::rng::{STREAM_THINK, STREAM_TRAFFIC, stream};
 use netstep_core::topology::{NodeKind, TopologySpec};
 use netstep_core::transport::tcp::TcpSpec;
 use netstep_core::transport::{CcSpec, OpenLoopSpec, SizeDistribution, TransportSpec};
@@ -820,6 +822,199 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                     ranks: members.len() as u32,
                     start,
                 });
+            }
+            TrafficConfig::OnOff {
+                class,
+                sources,
+                rate,
+                on,
+                off,
+                periods,
+                shape,
+                start,
+                duration,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                let rate = parse_rate(rate).map_err(|e| Invalid::unit(path.key("rate"), e))?;
+                let positive = |value: &String, field: &str| -> Result<SimTime, Invalid> {
+                    let t = parse_duration(value).map_err(|e| Invalid::unit(path.key(field), e))?;
+                    if t == SimTime::ZERO {
+                        return Err(Invalid::new(path.key(field), "must be positive"));
+                    }
+                    Ok(t)
+                };
+                let (on, off, span) = (
+                    positive(on, "on")?,
+                    positive(off, "off")?,
+                    positive(duration, "duration")?,
+                );
+                let periods = periods.unwrap_or_default();
+                let shape = shape.unwrap_or(1.5);
+                if periods == on_off::Periods::Pareto && !(shape > 1.0 && shape.is_finite()) {
+                    return Err(Invalid::new(
+                        path.key("shape"),
+                        format!("a Pareto shape must be above 1 (a finite mean), got {shape}"),
+                    ));
+                }
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                require_two_hosts(&hosts, &path)?;
+                let pairs: Vec<(u32, u32)> = match sources {
+                    Some(0) => {
+                        return Err(Invalid::new(path.key("sources"), "must be at least 1"));
+                    }
+                    Some(n) => (0..*n).map(|_| random_pair(&mut rng, &hosts)).collect(),
+                    None => hosts
+                        .iter()
+                        .map(|&src| {
+                            loop {
+                                let dst = hosts[(rng.next_u64() % hosts.len() as u64) as usize];
+                                if dst != src {
+                                    break (src, dst);
+                                }
+                            }
+                        })
+                        .collect(),
+                };
+                let cycles = span.0 as f64 / (on.0 + off.0) as f64 + 1.0;
+                ctx.check_flows(
+                    flows.len(),
+                    (pairs.len() as f64 * cycles).ceil() as u64,
+                    &path.key("duration"),
+                )?;
+                let means = (on.0 as f64, off.0 as f64, shape);
+                for (src, dst) in pairs {
+                    for (at, length) in
+                        on_off::on_periods(periods, means, start, start + span, &mut rng)
+                    {
+                        let bytes =
+                            ((rate.0 as f64 * length.0 as f64 / 8e12).round() as u64).max(1);
+                        let (spec, size) = template.for_flow(Some(Bytes(bytes)), None, &path)?;
+                        flows.push(FlowSpec {
+                            src,
+                            dst,
+                            start: at,
+                            size,
+                            transport: spec,
+                            path: None,
+                            class,
+                            after: None,
+                        });
+                    }
+                    ctx.check_flows(flows.len(), 0, &path.key("duration"))?;
+                }
+            }
+            TrafficConfig::RequestResponse {
+                class,
+                server,
+                clients,
+                exchanges,
+                request,
+                response,
+                cdf,
+                think,
+                start,
+                transport,
+            } => {
+                let template = transport_of(transport)?;
+                let class = traffic_class(*class, &path.key("class"))?;
+                if *exchanges == 0 {
+                    return Err(Invalid::new(path.key("exchanges"), "must be at least 1"));
+                }
+                let start = duration_at(start, path.key("start"), SimTime::ZERO)?;
+                let think = duration_at(think, path.key("think"), SimTime::ZERO)?;
+                let request_size = size_at(request, path.key("request"), Bytes(1_000))?;
+                let request = template.for_flow(Some(request_size), None, &path.key("request"))?;
+                let names = names.get_or_insert_with(|| node_names(ctx.topology));
+                require_two_hosts(&hosts, &path)?;
+                let server = match server {
+                    Some(name) => host_list(
+                        std::slice::from_ref(name),
+                        names,
+                        ctx.topology,
+                        &path.key("server"),
+                    )
+                    .map_err(|e| Invalid::new(path.key("server"), e.message))?[0],
+                    None => hosts[(rng.next_u64() % hosts.len() as u64) as usize],
+                };
+                let clients = match clients {
+                    Some(list) => host_list(list, names, ctx.topology, &path.key("clients"))?,
+                    None => hosts.iter().copied().filter(|&h| h != server).collect(),
+                };
+                if let Some(i) = clients.iter().position(|&c| c == server) {
+                    return Err(Invalid::new(
+                        path.key("clients").index(i),
+                        "is the server; a client sends to another host",
+                    ));
+                }
+                let sizes = match (response, cdf) {
+                    (Some(_), Some(_)) => {
+                        return Err(Invalid::new(
+                            path.key("cdf"),
+                            "give response or cdf, not both",
+                        ));
+                    }
+                    (None, None) => {
+                        return Err(Invalid::new(
+                            path.key("response"),
+                            "give the response size (e.g. \"20KB\") or a cdf of sizes",
+                        ));
+                    }
+                    (Some(r), None) => {
+                        Err(size_at(&Some(r.clone()), path.key("response"), Bytes(0))?)
+                    }
+                    (None, Some(cdf)) => {
+                        let cdf_path = resolve_cdf_path(cdf, ctx.base_dir);
+                        let sizes = SizeCdf::load(&cdf_path)
+                            .map_err(|e| Invalid::new(path.key("cdf"), e))?;
+                        inputs.push(std::fs::read_to_string(&cdf_path).unwrap_or_default());
+                        Ok(sizes)
+                    }
+                };
+                ctx.check_flows(
+                    flows.len(),
+                    clients.len() as u64 * 2 * *exchanges as u64,
+                    &path.key("exchanges"),
+                )?;
+                let mut failed = None;
+                for host in clients {
+                    let client = request_response::Client {
+                        host,
+                        server,
+                        start,
+                    };
+                    let mut response = |_| {
+                        let size = match &sizes {
+                            Err(fixed) => *fixed,
+                            Ok(cdf) => Bytes(cdf.sample(1.0 - rng.random::<f64>()).max(1)),
+                        };
+                        template
+                            .for_flow(Some(size), None, &path.key("response"))
+                            .unwrap_or_else(|e| {
+                                failed.get_or_insert(e);
+                                (request.0.clone(), size)
+                            })
+                    };
+                    let mut think_rng =
+                        stream(ctx.seed, STREAM_THINK, ((b as u64) << 32) | host as u64);
+                    let mut think_time = |_| {
+                        let u = 1.0 - think_rng.random::<f64>();
+                        SimTime((-u.ln() * think.0 as f64) as u64)
+                    };
+                    request_response::exchanges(
+                        &client,
+                        *exchanges,
+                        class,
+                        &request,
+                        &mut response,
+                        &mut think_time,
+                        &mut flows,
+                    );
+                }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
             }
             TrafficConfig::FlowFile {
                 class,

@@ -732,3 +732,127 @@ fn custom_topologies_from_node_and_link_files_equal_their_toml_form() {
         assert!(e.contains(field) && e.contains(expected), "{links:?}: {e}");
     }
 }
+
+/// `scenarios/workloads/on-off.toml`: the bytes the 16 sources send lie within 4 standard
+/// errors of the renewal-reward expectation. Over a window T an alternating renewal process
+/// with exponential on and off periods (means m_on, m_off) is on for T m_on / (m_on + m_off) on
+/// average, with variance 2 T m_on^2 m_off^2 / (m_on + m_off)^3; each on period's bytes are
+/// rounded up to whole 1,000 B packets (500 B on average, at most 1,000 B).
+#[test]
+fn the_on_off_example_sends_what_the_renewal_process_predicts() {
+    let s = scenario_file("scenarios/workloads/on-off.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "on-off example");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(out.stats.drops, 0);
+    let flows = &s.model.flows.flows;
+    let mut sources: Vec<u32> = flows.iter().map(|f| f.src).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    assert_eq!(sources.len(), 16, "every host is a source");
+    let (t, on, off, rate): (f64, f64, f64, f64) = (20e-3, 50e-6, 150e-6, 1e9);
+    let expected_on = 16.0 * t * on / (on + off);
+    let sd_on = (16.0 * 2.0 * t * on * on * off * off / (on + off).powi(3)).sqrt();
+    let n = flows.len() as f64;
+    let bytes: f64 = flows.iter().map(|f| f.size.0 as f64).sum();
+    let expected = expected_on * rate / 8.0 + n * 500.0;
+    // Rounding adds a uniform 0-1,000 B per flow: sd 1,000 / sqrt(12) each.
+    let sd = ((sd_on * rate / 8.0).powi(2) + n * 1000f64.powi(2) / 12.0).sqrt();
+    assert!(
+        (bytes - expected).abs() < 4.0 * sd,
+        "{bytes} B against {expected} +- {sd}"
+    );
+    assert_eq!(format!("{:.1}", expected_on * rate / 8.0 / 1e6), "10.0");
+    assert_eq!(flows.len(), 1607);
+    // Each flow is one on period: it starts inside the window and no source overlaps itself.
+    for src in sources {
+        let mut mine: Vec<&netstep_core::flow::FlowSpec> =
+            flows.iter().filter(|f| f.src == src).collect();
+        mine.sort_by_key(|f| f.start);
+        assert_eq!(mine[0].start, SimTime::ZERO, "sources start on");
+        assert!(mine.iter().all(|f| f.start.0 < 20_000_000_000));
+    }
+}
+
+/// `scenarios/workloads/request-response.toml`: 280 flows; responses start when their request
+/// arrived, requests a think time after the previous response arrived; the think times are
+/// exponential with mean 20 us (sample mean within 4 standard errors).
+#[test]
+fn the_request_response_example_closes_the_loop() {
+    let s = scenario_file("scenarios/workloads/request-response.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "request-response example");
+    assert_eq!(out.flows.len(), 280);
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(assert_dependency_order(&s, &out), 280 - 7);
+    let flows = &s.model.flows.flows;
+    let thinks: Vec<f64> = flows
+        .iter()
+        .filter(|f| f.src != 0)
+        .filter_map(|f| f.after.as_ref().map(|d| d.delay.0 as f64))
+        .collect();
+    assert_eq!(thinks.len(), 7 * 19);
+    for (i, f) in flows.iter().enumerate() {
+        let deps = f.after.as_ref().map(|d| d.flows.to_vec());
+        if f.src == 0 {
+            // A response: from the server to the client of the request just before it.
+            assert_eq!(deps, Some(vec![i as u32 - 1]));
+            assert_eq!(f.dst, flows[i - 1].src);
+        } else if let Some(deps) = deps {
+            assert_eq!(
+                flows[deps[0] as usize].dst, f.src,
+                "waits for its own response"
+            );
+        }
+    }
+    let mean = thinks.iter().sum::<f64>() / thinks.len() as f64;
+    let se = 20e6 / (thinks.len() as f64).sqrt();
+    assert!((mean - 20e6).abs() < 4.0 * se, "mean think {mean} ps");
+}
+
+/// Bad on/off and request/response blocks are refused naming the field.
+#[test]
+fn bad_on_off_and_request_response_blocks_name_the_field() {
+    let block = |b: &str| {
+        let text = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\n{b}\n");
+        match netstep_scenario::load_str(
+            &text,
+            "t.toml",
+            "t",
+            Some(&repo().join("scenarios")),
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted: {b}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let on_off =
+        "kind = \"on_off\"\nrate = \"1Gbps\"\non = \"1us\"\noff = \"1us\"\nduration = \"1ms\"";
+    for (extra, field) in [
+        ("sources = 0", "traffic[0].sources"),
+        ("periods = \"pareto\"\nshape = 1.0", "traffic[0].shape"),
+        ("periods = \"weibull\"", "traffic[0].periods"),
+    ] {
+        let e = block(&format!("{on_off}\n{extra}"));
+        assert!(e.contains(field), "{extra}: {e}");
+    }
+    let e = block(&on_off.replace("on = \"1us\"", "on = \"0s\""));
+    assert!(e.contains("traffic[0].on") && e.contains("positive"), "{e}");
+    let rr = "kind = \"request_response\"\nexchanges = 2\nserver = \"h0\"";
+    for (extra, field) in [
+        (
+            "response = \"1KB\"\ncdf = \"../datasets/websearch.toml\"",
+            "traffic[0].cdf",
+        ),
+        ("", "traffic[0].response"),
+        (
+            "response = \"1KB\"\nclients = [\"h1\", \"h0\"]",
+            "traffic[0].clients[1]",
+        ),
+        ("response = \"1KB\"\nthink = 5", "traffic[0].think"),
+    ] {
+        let e = block(&format!("{rr}\n{extra}"));
+        assert!(e.contains(field), "{extra}: {e}");
+    }
+    let e = block("kind = \"request_response\"\nexchanges = 0\nresponse = \"1KB\"");
+    assert!(e.contains("traffic[0].exchanges"), "{e}");
+}
