@@ -820,6 +820,9 @@ pub enum TrafficConfig {
         start: Option<String>,
         /// Stop after this many flows (optional cap).
         max_flows: Option<u32>,
+        /// A traffic matrix (CSV or Parquet: `src`, `dst`, `weight`; host or switch names)
+        /// giving each pair its share of the arrivals. Default: uniform over host pairs.
+        matrix: Option<String>,
         /// Transport (default: the top-level `[transport]`).
         transport: Option<TransportConfig>,
     },

@@ -383,11 +383,15 @@ fn collective_rows(
         _ => return (Vec::new(), Vec::new()),
     };
     let mut steps: BTreeMap<CollectiveStep, (CollectiveRow, bool)> = BTreeMap::new();
-    for (flow, tag) in scenario
+    // Each job's latest end in ps (None once a flow of it did not complete).
+    let mut ends: Vec<Option<SimTime>> = vec![Some(SimTime::ZERO); jobs.len()];
+    for (flow, tag, result) in scenario
         .world
-        .query::<(&Flow, &CollectiveStep)>()
+        .query::<(&Flow, &CollectiveStep, &FlowResult)>()
         .iter(&scenario.world)
     {
+        let end = &mut ends[tag.job as usize];
+        *end = end.zip(result.0.end).map(|(a, b)| a.max(b));
         let row = &flows[flow.id as usize];
         let job = &jobs[tag.job as usize];
         let (entry, open) = steps.entry(*tag).or_insert_with(|| {
@@ -425,12 +429,9 @@ fn collective_rows(
         .collect();
     let times = jobs
         .iter()
-        .map(|job| {
-            let mut end = Some(0u64);
-            for r in rows.iter().filter(|r| r.job == job.name) {
-                end = end.zip(r.end_ns).map(|(a, b)| a.max(b));
-            }
-            let time = end.map(|e| SimTime(SimTime::from_ns(e).0.saturating_sub(job.start.0)));
+        .zip(ends)
+        .map(|(job, end)| {
+            let time = end.map(|e| SimTime(e.0.saturating_sub(job.start.0)));
             (job.name.clone(), time)
         })
         .collect();

@@ -137,7 +137,7 @@ pub fn steps(algorithm: Algorithm, n: u32, size: u64) -> Result<Vec<Vec<Send>>, 
                     .collect()
             };
             let halving = (0..levels).map(|k| exchange(n >> (k + 1), size.div_ceil(1 << (k + 1))));
-            let doubling = (0..levels).map(|k| exchange(1 << k, (size << k).div_ceil(n as u64)));
+            let doubling = (0..levels).map(|k| exchange(1 << k, size.div_ceil((n >> k) as u64)));
             halving.chain(doubling).collect()
         }
     };
@@ -166,12 +166,24 @@ pub struct Plan<'a> {
     pub job: u32,
 }
 
-/// Number of flows `plan` expands to (for the flow limit, before expanding it).
-pub fn flow_count(plan: &Plan<'_>, steps: &[Vec<Send>]) -> u64 {
-    let sends: u64 = steps.iter().map(|s| s.len() as u64).sum();
+/// Sends of one iteration of `algorithm` on `n` ranks, by arithmetic (checked against the
+/// flow limit before [`steps`] builds them).
+pub fn send_count(algorithm: Algorithm, n: u32) -> u64 {
+    let n = n as u64;
+    let ring = n.saturating_mul(n.saturating_sub(1));
+    match algorithm {
+        Algorithm::RingAllReduce => ring.saturating_mul(2),
+        Algorithm::ReduceScatter | Algorithm::AllGather | Algorithm::AllToAll => ring,
+        Algorithm::Broadcast => n.saturating_sub(1),
+        Algorithm::HalvingDoublingAllReduce => n.saturating_mul(2 * n.max(1).ilog2() as u64),
+    }
+}
+
+/// Number of flows a collective of `sends` sends per iteration expands to.
+pub fn flow_count(sends: u64, chunks: u32, iterations: u32) -> u64 {
     sends
-        .saturating_mul(plan.chunks as u64)
-        .saturating_mul(plan.iterations as u64)
+        .saturating_mul(chunks as u64)
+        .saturating_mul(iterations as u64)
 }
 
 /// Expands `plan` into flows with ids from `first` on, each with its step tag; `transport`
@@ -186,6 +198,17 @@ pub fn expand(
     let chunks = plan.chunks as usize;
     let mut flows = Vec::new();
     let mut tags = Vec::new();
+    // into[s][r]: the sends of step s into rank r (so a flow finds its inputs at once).
+    let into: Vec<Vec<Vec<usize>>> = steps
+        .iter()
+        .map(|sends| {
+            let mut by_rank = vec![Vec::new(); n];
+            for (j, send) in sends.iter().enumerate() {
+                by_rank[send.to as usize].push(j);
+            }
+            by_rank
+        })
+        .collect();
     // Flow ids of the previous iteration's last inputs of each rank.
     let mut carried: Vec<Vec<u32>> = vec![Vec::new(); n];
     for iteration in 0..plan.iterations {
@@ -203,10 +226,8 @@ pub fn expand(
                     let id = first + (flows.len() as u32);
                     let (mut deps, mut delay) = (Vec::new(), SimTime::ZERO);
                     if let Some(prev) = last_in[send.from as usize] {
-                        for (j, earlier) in steps[prev].iter().enumerate() {
-                            if earlier.to == send.from {
-                                deps.push(ids[prev][j][c]);
-                            }
+                        for &j in &into[prev][send.from as usize] {
+                            deps.push(ids[prev][j][c]);
                         }
                     } else if iteration > 0 && c == 0 {
                         deps.extend_from_slice(&carried[send.from as usize]);
@@ -245,24 +266,24 @@ pub fn expand(
                 last_in[send.to as usize] = Some(s);
             }
         }
-        // What each rank's next iteration waits for: every flow into it in its last receiving
-        // step, or its own last sends when it receives nothing.
+        // What each rank's next iteration waits for: its part of this one done, as an NCCL
+        // call returns: every flow into it in its last receiving step, and its own sends of
+        // its last sending step (known by notice from their receivers).
         for (rank, wait) in carried.iter_mut().enumerate() {
             wait.clear();
-            let (step, into) = match last_in[rank] {
-                Some(s) => (s, true),
-                None => match steps
-                    .iter()
-                    .rposition(|s| s.iter().any(|x| x.from as usize == rank))
-                {
-                    Some(s) => (s, false),
-                    None => continue,
-                },
-            };
-            for (j, send) in steps[step].iter().enumerate() {
-                let end = if into { send.to } else { send.from };
-                if end as usize == rank {
-                    wait.extend_from_slice(&ids[step][j]);
+            if let Some(s) = last_in[rank] {
+                for &j in &into[s][rank] {
+                    wait.extend_from_slice(&ids[s][j]);
+                }
+            }
+            let last_send = steps
+                .iter()
+                .rposition(|s| s.iter().any(|x| x.from as usize == rank));
+            if let Some(s) = last_send {
+                for (j, send) in steps[s].iter().enumerate() {
+                    if send.from as usize == rank {
+                        wait.extend_from_slice(&ids[s][j]);
+                    }
                 }
             }
         }
@@ -317,6 +338,17 @@ mod tests {
         assert_eq!(distances, [4, 2, 1, 1, 2, 4]);
         let sizes: Vec<u64> = hd.iter().map(|st| st[0].bytes).collect();
         assert_eq!(sizes, [4_000, 2_000, 1_000, 1_000, 2_000, 4_000]);
+        for algorithm in [
+            Algorithm::RingAllReduce,
+            Algorithm::HalvingDoublingAllReduce,
+            Algorithm::ReduceScatter,
+            Algorithm::AllGather,
+            Algorithm::AllToAll,
+            Algorithm::Broadcast,
+        ] {
+            let count: usize = steps(algorithm, n, s).unwrap().iter().map(Vec::len).sum();
+            assert_eq!(count as u64, send_count(algorithm, n), "{algorithm:?}");
+        }
         assert_eq!(steps(Algorithm::ReduceScatter, n, s).unwrap().len(), 7);
         assert_eq!(steps(Algorithm::AllGather, n, s).unwrap().len(), 7);
         let a2a = steps(Algorithm::AllToAll, n, s).unwrap();
@@ -362,7 +394,10 @@ mod tests {
             netstep_core::transport::tcp::TcpSpec::new(netstep_core::transport::CcSpec::NewReno),
         ));
         let (flows, tags) = expand(&plan, &st, 100, &mut |b| Ok((tcp.clone(), b))).unwrap();
-        assert_eq!(flows.len() as u64, flow_count(&plan, &st));
+        assert_eq!(
+            flows.len() as u64,
+            flow_count(send_count(plan.algorithm, 4), plan.chunks, plan.iterations)
+        );
         assert_eq!(flows.len(), 2 * 6 * 4 * 2);
         let id = |it: usize, s: usize, j: usize, c: usize| 100 + (((it * 6 + s) * 4 + j) * 2 + c);
         let deps = |f: usize| -> (Vec<u32>, SimTime) {
@@ -380,11 +415,17 @@ mod tests {
             deps(id(0, 3, 2, 1)).0,
             vec![id(0, 2, 1, 1) as u32, id(0, 3, 2, 0) as u32]
         );
-        // Iteration 1, step 0, rank 0, chunk 0: both chunks of 3 -> 0 in step 5, plus compute.
+        // Iteration 1, step 0, rank 0, chunk 0: both chunks of 3 -> 0 in step 5 and of its own
+        // 0 -> 1 in step 5, plus compute.
         assert_eq!(
             deps(id(1, 0, 0, 0)),
             (
-                vec![id(0, 5, 3, 0) as u32, id(0, 5, 3, 1) as u32],
+                vec![
+                    id(0, 5, 3, 0) as u32,
+                    id(0, 5, 3, 1) as u32,
+                    id(0, 5, 0, 0) as u32,
+                    id(0, 5, 0, 1) as u32
+                ],
                 SimTime(5_000)
             )
         );

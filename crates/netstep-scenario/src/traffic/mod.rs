@@ -7,6 +7,7 @@
 pub mod collective;
 pub mod flow_file;
 mod incast;
+pub mod matrix;
 pub mod on_off;
 mod permutation;
 pub mod request_response;
@@ -790,6 +791,12 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                     use rand::seq::SliceRandom;
                     members.shuffle(&mut rng);
                 }
+                let sends = collective::send_count(*collective, members.len() as u32);
+                ctx.check_flows(
+                    flows.len(),
+                    collective::flow_count(sends, chunks, iterations),
+                    &path,
+                )?;
                 let steps = collective::steps(*collective, members.len() as u32, size.0)
                     .map_err(|e| Invalid::new(path.key("ranks"), e))?;
                 collective::check_counts(&steps, chunks, iterations, &path)?;
@@ -804,7 +811,6 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                     class,
                     job: jobs.len() as u32,
                 };
-                ctx.check_flows(flows.len(), collective::flow_count(&plan, &steps), &path)?;
                 let first = flows.len() as u32;
                 let (more, step_tags) = collective::expand(&plan, &steps, first, &mut |b| {
                     template.for_flow(Some(b), None, &path)
@@ -1131,9 +1137,28 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                 duration,
                 start,
                 max_flows,
+                matrix,
                 transport,
             } => {
                 let template = transport_of(transport)?;
+                let matrix = match matrix {
+                    None => None,
+                    Some(file) => {
+                        let resolved = crate::table_file::resolve(file, ctx.base_dir);
+                        let table = crate::table_file::TableFile::open(&resolved, file)
+                            .map_err(|e| Invalid::new(path.key("matrix"), e))?;
+                        inputs.push(format!(
+                            "matrix {file} {:016x}",
+                            crate::table_file::file_hash(&resolved)
+                                .map_err(|e| Invalid::new(path.key("matrix"), e))?
+                        ));
+                        let names = names.get_or_insert_with(|| node_names(ctx.topology));
+                        Some(
+                            matrix::Matrix::read(&table, names, ctx.topology)
+                                .map_err(|e| Invalid::new(path.key("matrix"), e))?,
+                        )
+                    }
+                };
                 let class = traffic_class(*class, &path.key("class"))?;
                 if !(*load > 0.0 && *load <= 1.0) {
                     return Err(Invalid::new(
@@ -1190,7 +1215,10 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                         // The expectation fit; a large draw above it did not.
                         ctx.check_flows(flows.len(), 1, &path.key(blame))?;
                     }
-                    let (src, dst) = random_pair(&mut rng, &hosts);
+                    let (src, dst) = match &matrix {
+                        Some(m) => m.draw(&mut rng),
+                        None => random_pair(&mut rng, &hosts),
+                    };
                     let u: f64 = rng.random();
                     let size = Bytes(sizes.sample(1.0 - u));
                     let (spec, bytes) = template.for_flow(Some(size), None, &path)?;

@@ -243,7 +243,8 @@ fn the_dependencies_example_does_what_its_header_says() {
 }
 
 /// `scenarios/workloads/ring-all-reduce.toml` against its closed form: every step is the
-/// lone-flow FCT of 1 MB (82.08 us) and the job takes 2 x 14 steps plus one compute gap.
+/// lone-flow FCT of 1 MB (82.08 us) and the job takes 2 x 14 steps plus one notice and one
+/// compute gap.
 #[test]
 fn the_ring_all_reduce_example_matches_its_closed_form() {
     let s = scenario_file("scenarios/workloads/ring-all-reduce.toml", &[]);
@@ -264,9 +265,12 @@ fn the_ring_all_reduce_example_matches_its_closed_form() {
             netstep_core::flow::ideal_fct(&s.model.net, &s.model.flows, id as u32, 1).unwrap();
         assert_eq!(ideal, SimTime(lone));
     }
+    // Between iterations: the notice of a rank's own last send, back from its neighbour over
+    // two links (1 us + 64 B at 100 Gb/s each), then the compute gap.
+    let notice = 2 * (1_000_000 + 5_120);
     let job = out.flows.iter().map(|o| o.end.unwrap().0).max().unwrap();
-    assert_eq!(job, 2 * 14 * lone + 50_000_000);
-    assert_eq!(format!("{:.3}", job as f64 / 1e9), "2.348");
+    assert_eq!(job, 2 * 14 * lone + notice + 50_000_000);
+    assert_eq!(format!("{:.3}", job as f64 / 1e9), "2.350");
 }
 
 fn collective(block: &str, topology: &str) -> String {
@@ -855,4 +859,86 @@ fn bad_on_off_and_request_response_blocks_name_the_field() {
     }
     let e = block("kind = \"request_response\"\nexchanges = 0\nresponse = \"1KB\"");
     assert!(e.contains("traffic[0].exchanges"), "{e}");
+}
+
+/// `scenarios/workloads/traffic-matrix.toml`: 110 flows, each between the racks of one row, in
+/// shares 3/5, 1/5, 1/5 within 4 binomial standard deviations; exact on 1 and 4 threads.
+#[test]
+fn the_traffic_matrix_example_shares_arrivals_by_weight() {
+    let s = scenario_file("scenarios/workloads/traffic-matrix.toml", &[]);
+    let flows = &s.model.flows.flows;
+    assert_eq!(flows.len(), 110);
+    // Racks (edge switches of FatTree-4): edge0_0 = h0, h1; edge0_1 = h2, h3; edge1_0 = h4,
+    // h5; edge2_0 = h8, h9; edge3_0 = h12, h13.
+    let rack = |h: u32| h / 2;
+    let mut counts = [0usize; 3];
+    for f in flows.iter() {
+        let row = match (rack(f.src), rack(f.dst)) {
+            (0, 2) => 0,
+            (4, 6) => 1,
+            (1, 1) => 2,
+            other => panic!("flow between racks {other:?}"),
+        };
+        counts[row] += 1;
+        assert_ne!(f.src, f.dst);
+    }
+    let n = flows.len() as f64;
+    for (count, p) in counts.iter().zip([0.6, 0.2, 0.2]) {
+        let sd = (n * p * (1.0 - p)).sqrt();
+        assert!((*count as f64 - n * p).abs() < 4.0 * sd, "{counts:?}");
+    }
+    assert_eq!(counts, [66, 19, 25]);
+    let out = exact_on_1_and_4_threads(&s, "traffic matrix example");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+}
+
+/// Bad traffic matrices are refused naming the file, row and column.
+#[test]
+fn bad_traffic_matrices_name_the_file_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = |csv: &str| {
+        std::fs::write(dir.path().join("m.csv"), csv).unwrap();
+        let text = format!(
+            "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"poisson\"\nload = 0.1\n\
+             cdf = \"datasets/websearch.toml\"\nduration = \"1ms\"\nmatrix = {:?}\n",
+            dir.path().join("m.csv").display().to_string()
+        );
+        match netstep_scenario::load_str(
+            &text,
+            "t.toml",
+            "t",
+            Some(&repo()),
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted: {csv}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    for (csv, expected) in [
+        (
+            "src,dst,weight\nh0,edge0_0,1\n",
+            "row id 0 (line 2), column \"dst\": \"edge0_0\" is a switch",
+        ),
+        (
+            "src,dst,weight\nh0,h9,1\nh0,h0,1\n",
+            "row id 1 (line 3), column \"dst\": the same host",
+        ),
+        (
+            "src,dst,weight\nh0,h9,-1\n",
+            "column \"weight\": must be a finite number >= 0",
+        ),
+        ("src,dst,weight\nh0,hx,1\n", "unknown node \"hx\""),
+        ("src,dst,weight\nh0,h9,0\n", "no row has a positive weight"),
+        (
+            "src,dst,weight\ncore0_0,core0_1,1\n",
+            "no host is attached to \"core0_0\"",
+        ),
+    ] {
+        let e = err(csv);
+        assert!(
+            e.contains("traffic[0].matrix") && e.contains(expected),
+            "{csv:?}: {e}"
+        );
+    }
 }
