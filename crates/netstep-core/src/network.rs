@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use crate::topology::{
-    FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind, RoutingKind,
-    TopologySpec,
+    FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind, RailRouter,
+    RoutingKind, TopologySpec,
 };
 use crate::units::{Bytes, SimTime};
 
@@ -68,6 +68,8 @@ pub enum Routing {
     FatTree(FatTreeRouter),
     /// Leaf-spine arithmetic.
     LeafSpine(LeafSpineRouter),
+    /// Rail-optimized arithmetic.
+    Rail(RailRouter),
     /// Shortest-path ECMP over per-destination-attachment distance tables.
     ShortestPath(ShortestPathTables),
     /// Dimension-order routing on a torus (one path, no choice).
@@ -228,6 +230,7 @@ impl Network {
         network.routing = match routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
             RoutingKind::LeafSpine(shape) => Routing::LeafSpine(LeafSpineRouter::new(*shape)),
+            RoutingKind::Rail(shape) => Routing::Rail(RailRouter::new(*shape)),
             RoutingKind::ShortestPath => {
                 Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
             }
@@ -290,6 +293,7 @@ impl Network {
         match &self.routing {
             Routing::FatTree(router) => Some(router.next_port(node, dst, hash)),
             Routing::LeafSpine(router) => router.next_port(node, dst, hash),
+            Routing::Rail(router) => router.next_port(node, dst, hash),
             Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
             Routing::Torus(router) => Some(router.next_port(node, dst)),
         }
@@ -304,6 +308,11 @@ impl Network {
                 out.extend(first..first + count);
             }
             Routing::LeafSpine(router) => {
+                if let Some((first, count)) = router.next_hops(node, dst) {
+                    out.extend(first..first + count);
+                }
+            }
+            Routing::Rail(router) => {
                 if let Some((first, count)) = router.next_hops(node, dst) {
                     out.extend(first..first + count);
                 }

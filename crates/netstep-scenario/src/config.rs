@@ -357,6 +357,29 @@ pub enum TopologyConfig {
         /// Overrides for leaf-to-spine links.
         fabric_links: Option<LinkConfig>,
     },
+    /// Rail-optimized AI-cluster fabric (`netstep_core::topology::rail`). Example:
+    /// `kind = "rail_optimized"`, `servers = 16`, `gpus = 8`, `spines = 4`.
+    RailOptimized {
+        /// Servers (>= 1).
+        servers: u32,
+        /// GPUs per server, one rail each (>= 1).
+        gpus: u32,
+        /// Spines over the rail leaves (0: none; cross-rail traffic then needs `pxn`).
+        spines: u32,
+        /// Cross-rail traffic over NVLink to the destination's rail first (NCCL's PXN).
+        /// Default false (over the spines).
+        pxn: Option<bool>,
+        /// Defaults for every link.
+        links: Option<Box<LinkConfig>>,
+        /// Overrides for GPU-to-NIC links (PCIe).
+        host_links: Option<Box<LinkConfig>>,
+        /// Overrides for NIC-to-NVSwitch links (the intra-server fabric).
+        nvlink_links: Option<Box<LinkConfig>>,
+        /// Overrides for NIC-to-rail-leaf links.
+        rail_links: Option<Box<LinkConfig>>,
+        /// Overrides for rail-leaf-to-spine links.
+        fabric_links: Option<Box<LinkConfig>>,
+    },
     /// 2D or 3D torus with dimension-order routing. Example: `kind = "torus"`,
     /// `dims = [4, 4]`, `hosts_per_switch = 1`.
     Torus {

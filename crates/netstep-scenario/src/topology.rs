@@ -177,6 +177,46 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
                 fabric,
             ))
         }
+        TopologyConfig::RailOptimized {
+            servers,
+            gpus,
+            spines,
+            pxn,
+            links,
+            host_links,
+            nvlink_links,
+            rail_links,
+            fabric_links,
+        } => {
+            let top = FieldPath::of(&["topology"]);
+            let class = |tier: &Option<Box<LinkConfig>>, field: &str| {
+                resolve_class(&[
+                    (links.as_deref(), top.key("links")),
+                    (tier.as_deref(), top.key(field)),
+                ])
+            };
+            let pxn = pxn.unwrap_or(false);
+            if *spines == 0 && !pxn && *gpus > 1 {
+                return Err(Invalid::new(
+                    top.key("spines"),
+                    "with no spines the rails are not connected: give spines, or pxn = true to cross rails over NVLink",
+                ));
+            }
+            Ok(topology::rail(
+                topology::Rail {
+                    servers: at_least_one(*servers, "servers")?,
+                    gpus: at_least_one(*gpus, "gpus")?,
+                    spines: *spines,
+                    pxn,
+                },
+                topology::RailLinks {
+                    host: class(host_links, "host_links")?,
+                    nvlink: class(nvlink_links, "nvlink_links")?,
+                    rail: class(rail_links, "rail_links")?,
+                    fabric: class(fabric_links, "fabric_links")?,
+                },
+            ))
+        }
         TopologyConfig::Torus {
             dims,
             hosts_per_switch,
@@ -411,6 +451,24 @@ pub fn counts(config: &TopologyConfig) -> Counts {
                 } else {
                     "dims"
                 },
+            }
+        }
+        TopologyConfig::RailOptimized {
+            servers,
+            gpus,
+            spines,
+            ..
+        } => {
+            let (sv, g, p) = (*servers as u64, *gpus as u64, *spines as u64);
+            let h = s(sv, g);
+            Counts {
+                nodes: s(h, 2)
+                    .saturating_add(sv)
+                    .saturating_add(g)
+                    .saturating_add(p),
+                ports: s(s(h, 3).saturating_add(s(g, p)), 2),
+                degree: sv.saturating_add(p).max(g).max(3),
+                field: if sv >= g { "servers" } else { "gpus" },
             }
         }
         TopologyConfig::Dumbbell { left, right, .. } => {

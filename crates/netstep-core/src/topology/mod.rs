@@ -5,11 +5,13 @@
 mod dumbbell;
 mod fat_tree;
 mod leaf_spine;
+mod rail;
 mod torus;
 
 pub use dumbbell::dumbbell;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
 pub use leaf_spine::{LeafSpine, LeafSpineRouter, leaf_spine};
+pub use rail::{Rail, RailLinks, RailRouter, rail};
 pub use torus::{Torus, TorusRouter, torus};
 
 use crate::units::{BitsPerSec, BufferSize, SimTime};
@@ -105,6 +107,8 @@ pub enum RoutingKind {
     FatTree(FatTree),
     /// Leaf-spine arithmetic (no tables); see [`LeafSpine`].
     LeafSpine(LeafSpine),
+    /// Rail-optimized arithmetic (no tables); see [`Rail`].
+    Rail(Rail),
     /// Dimension-order routing on a torus; see [`Torus`].
     Torus(Box<TorusRouter>),
     /// Shortest paths with ECMP, tables built per destination attachment node.

@@ -75,6 +75,7 @@ fn workload_examples_are_exact_on_1_and_4_threads() {
         "scenarios/workloads/permutation.toml",
         "scenarios/workloads/incast.toml",
         "scenarios/workloads/all-to-all.toml",
+        "scenarios/workloads/rail-optimized.toml",
     ] {
         let s = scenario_file(file, &[]);
         let reference = exact_on_1_and_4_threads(&s, file);
@@ -941,4 +942,137 @@ fn bad_traffic_matrices_name_the_file_row_and_column() {
             "{csv:?}: {e}"
         );
     }
+}
+
+/// The nodes a packet from `src` to `dst` visits under the model's routing (hash 0).
+fn walk(net: &netstep_core::network::Network, src: u32, dst: u32) -> Vec<u32> {
+    let mut at = src;
+    let mut visited = vec![src];
+    while at != dst {
+        let port = net.route(at, dst, 0).expect("a route");
+        at = net.port_peer[net.port_id(at, port) as usize];
+        visited.push(at);
+        assert!(visited.len() <= net.n_nodes(), "a loop");
+    }
+    visited
+}
+
+/// Hops of the shortest path between every pair of nodes from `src` (BFS over all links).
+fn bfs(net: &netstep_core::network::Network, src: u32) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; net.n_nodes()];
+    dist[src as usize] = 0;
+    let mut queue = std::collections::VecDeque::from([src]);
+    while let Some(n) = queue.pop_front() {
+        for local in 0..net.degree(n) {
+            let peer = net.port_peer[net.port_id(n, local) as usize];
+            if dist[peer as usize] == u32::MAX {
+                dist[peer as usize] = dist[n as usize] + 1;
+                queue.push_back(peer);
+            }
+        }
+    }
+    dist
+}
+
+/// `scenarios/workloads/rail-optimized.toml`: the three routes its header names, each alone at
+/// slowdown 1.00; and over every pair of GPUs, with and without PXN, every route is a shortest
+/// path, traffic within a server stays on its NVSwitch, along a rail on the rail leaf (no
+/// spine), and across rails uses a spine (or, with PXN, the NVSwitch then the destination's
+/// rail, no spine).
+#[test]
+fn rail_optimized_routes_keep_rails_and_servers() {
+    let mut s = scenario_file("scenarios/workloads/rail-optimized.toml", &[]);
+    let all: Vec<String> = (0..s.model.net.n_nodes() as u32)
+        .map(|n| netstep_core::world::node_name(&mut s.world, n).unwrap())
+        .collect();
+    let names = |path: Vec<u32>| -> Vec<String> {
+        path.into_iter().map(|n| all[n as usize].clone()).collect()
+    };
+    let net = &s.model.net;
+    assert_eq!(
+        names(walk(net, 0, 1)),
+        ["h0", "nic0_0", "nvs0", "nic0_1", "h1"]
+    );
+    assert_eq!(
+        names(walk(net, 0, 4)),
+        ["h0", "nic0_0", "rail0", "nic1_0", "h4"]
+    );
+    let cross = names(walk(net, 0, 5));
+    assert_eq!(cross.len(), 7);
+    assert_eq!(&cross[..3], ["h0", "nic0_0", "rail0"]);
+    assert!(cross[3].starts_with("spine"));
+    assert_eq!(&cross[4..], ["rail1", "nic1_1", "h5"]);
+    let out = exact_on_1_and_4_threads(&s, "rail-optimized example");
+    for (id, o) in out.flows.iter().enumerate() {
+        let ideal =
+            netstep_core::flow::ideal_fct(&s.model.net, &s.model.flows, id as u32, 1).unwrap();
+        assert_eq!(o.end.unwrap() - o.start.unwrap(), ideal, "flow {id} alone");
+    }
+    for pxn in [false, true] {
+        let s = scenario_file(
+            "scenarios/workloads/rail-optimized.toml",
+            &[&format!("topology.pxn={pxn}")],
+        );
+        let net = &s.model.net;
+        let (gpus, hosts) = (4u32, 16u32);
+        for src in 0..hosts {
+            let dist = bfs(net, src);
+            for dst in (0..hosts).filter(|&d| d != src) {
+                let path = walk(net, src, dst);
+                assert_eq!(
+                    path.len() as u32 - 1,
+                    dist[dst as usize],
+                    "{src} -> {dst}: shortest"
+                );
+                let visited = names(path);
+                let spine = visited.iter().any(|n| n.starts_with("spine"));
+                let nvswitch = visited.iter().any(|n| n.starts_with("nvs"));
+                let rails: Vec<&String> =
+                    visited.iter().filter(|n| n.starts_with("rail")).collect();
+                if src / gpus == dst / gpus {
+                    assert!(nvswitch && !spine && rails.is_empty(), "{visited:?}");
+                } else if src % gpus == dst % gpus {
+                    assert!(!nvswitch && !spine && rails.len() == 1, "{visited:?}");
+                } else if pxn {
+                    assert!(nvswitch && !spine && rails.len() == 1, "{visited:?}");
+                    assert_eq!(*rails[0], format!("rail{}", dst % gpus));
+                } else {
+                    assert!(!nvswitch && spine && rails.len() == 2, "{visited:?}");
+                }
+            }
+        }
+    }
+}
+
+/// A rail-optimized fabric without spines needs PXN; zero servers or GPUs are refused.
+#[test]
+fn bad_rail_optimized_fabrics_name_the_field() {
+    for (fields, field) in [
+        ("servers = 2\ngpus = 4\nspines = 0", "topology.spines"),
+        ("servers = 0\ngpus = 4\nspines = 1", "topology.servers"),
+        ("servers = 2\ngpus = 0\nspines = 1", "topology.gpus"),
+    ] {
+        let text = format!(
+            "[topology]\nkind = \"rail_optimized\"\n{fields}\n[[traffic]]\nkind = \"flows\"\nflows = [{{ src = \"h0\", dst = \"h1\", size = \"1KB\" }}]\n"
+        );
+        let e = match netstep_scenario::load_str(
+            &text,
+            "t.toml",
+            "t",
+            None,
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted: {fields}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(field), "{fields}: {e}");
+    }
+    // With PXN and no spines every pair is still reachable.
+    let s = scenario(
+        "[topology]\nkind = \"rail_optimized\"\nservers = 3\ngpus = 2\nspines = 0\npxn = true\n[[traffic]]\nkind = \"all_to_all\"\nsize = \"10KB\"\n",
+        &[],
+    );
+    let out = exact_on_1_and_4_threads(&s, "rail without spines, PXN");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
 }
