@@ -99,6 +99,17 @@ pub struct LinkSpec {
     pub class_ba: u16,
 }
 
+/// The one of `count` equal-cost ports from `first` that ECMP hash `hash` picks
+/// (`hash mod count`, in port order: what shortest-path ECMP picks).
+#[inline]
+pub(crate) fn ecmp_pick(first: u32, count: u32, hash: u64) -> u32 {
+    if count == 1 {
+        first
+    } else {
+        first + (hash % count as u64) as u32
+    }
+}
+
 /// How packets find their way: arithmetic for the regular topologies, shortest-path ECMP
 /// tables for anything else.
 #[derive(Clone, Debug, PartialEq, Eq)]

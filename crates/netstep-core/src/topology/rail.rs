@@ -61,11 +61,7 @@ impl RailRouter {
     #[inline]
     pub fn next_port(&self, node: u32, dst: u32, hash: u64) -> Option<u32> {
         let (first, count) = self.next_hops(node, dst)?;
-        Some(if count == 1 {
-            first
-        } else {
-            first + (hash % count as u64) as u32
-        })
+        Some(super::ecmp_pick(first, count, hash))
     }
 
     /// The next hops at `node` towards host `dst` as `(first local port, count)` (`None` when
