@@ -1076,3 +1076,132 @@ fn bad_rail_optimized_fabrics_name_the_field() {
     let out = exact_on_1_and_4_threads(&s, "rail without spines, PXN");
     assert!(out.flows.iter().all(|f| f.end.is_some()));
 }
+
+/// `netstep run` on two collective jobs at once writes `collectives.parquet` (one row per job,
+/// iteration and step: flows, bytes, start and end from the flow rows) and prints each job's
+/// completion time.
+#[test]
+fn collectives_parquet_and_the_summary_report_each_job() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{UInt32Type, UInt64Type};
+    let dir = tempfile::tempdir().unwrap();
+    let text = collective(
+        "collective = \"ring_all_reduce\"\nsize = \"4MB\"\nranks = [\"h0\", \"h1\", \"h2\", \"h3\"]\n\
+         iterations = 2\njob = \"left\"\n[[traffic]]\nkind = \"collective\"\ncollective = \"all_gather\"\n\
+         size = \"2MB\"\nranks = [\"h4\", \"h5\"]\nchunks = 2\nstart = \"10us\"\njob = \"right\"",
+        ONE_LEAF,
+    );
+    std::fs::write(dir.path().join("c.toml"), &text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["run", "c.toml", "--out", "run"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = scenario(&text, &[]);
+    let result = run_reference(&s);
+    let flows = &s.model.flows.flows;
+    // left: 2 iterations x 6 steps x 4 flows; right: 1 step x 2 sends x 2 chunks.
+    assert_eq!(flows.len(), 48 + 4);
+    let job_end = |range: std::ops::Range<usize>, start: u64| {
+        let end = range.map(|f| result.flows[f].end.unwrap().0).max().unwrap();
+        SimTime(end - start).to_string()
+    };
+    assert!(
+        stdout.contains(&format!("job left       completion {}", job_end(0..48, 0))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "job right      completion {}",
+            job_end(48..52, 10_000_000)
+        )),
+        "{stdout}"
+    );
+    let file = std::fs::File::open(dir.path().join("run/collectives.parquet")).unwrap();
+    let batches: Vec<arrow_array::RecordBatch> =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(file, 1024)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+    let batch = &batches[0];
+    assert_eq!(batch.num_rows(), 12 + 1);
+    let col = |name: &str| batch.column_by_name(name).unwrap().clone();
+    let job = col("job");
+    let job = job.as_string::<i32>();
+    let (iteration, step, count) = (col("iteration"), col("step"), col("flows"));
+    let (start, end, bytes) = (col("start_ns"), col("end_ns"), col("bytes"));
+    for row in 0..13 {
+        let (it, st) = (
+            iteration.as_primitive::<UInt32Type>().value(row),
+            step.as_primitive::<UInt32Type>().value(row),
+        );
+        let members: Vec<usize> = if job.value(row) == "left" {
+            let first = ((it * 6 + st) * 4) as usize;
+            (first..first + 4).collect()
+        } else {
+            (48..52).collect()
+        };
+        assert_eq!(
+            count.as_primitive::<UInt32Type>().value(row),
+            members.len() as u32
+        );
+        let sum: u64 = members.iter().map(|&f| flows[f].size.0).sum();
+        assert_eq!(bytes.as_primitive::<UInt64Type>().value(row), sum);
+        let first = members
+            .iter()
+            .map(|&f| result.flows[f].start.unwrap().as_ns())
+            .min();
+        let last = members
+            .iter()
+            .map(|&f| result.flows[f].end.unwrap().as_ns())
+            .max();
+        assert_eq!(Some(start.as_primitive::<UInt64Type>().value(row)), first);
+        assert_eq!(Some(end.as_primitive::<UInt64Type>().value(row)), last);
+    }
+    // left: 6 steps of 1 MB (4 sends of 4 MB / 4); right: 2 sends of 1 MB in 2 chunks.
+    assert_eq!(bytes.as_primitive::<UInt64Type>().value(0), 4_000_000);
+    assert_eq!(bytes.as_primitive::<UInt64Type>().value(12), 2_000_000);
+}
+
+/// `scenarios/workloads/links-file.toml`: the network read from its CSV files equals the same
+/// topology as TOML lists, port by port, and so does the run; all three flows complete.
+#[test]
+fn the_links_file_example_equals_its_toml_form() {
+    let s = scenario_file("scenarios/workloads/links-file.toml", &[]);
+    let hosts = ["a0", "a1", "a2", "b0", "b1", "b2"];
+    let mut links = String::new();
+    for h in hosts {
+        let tor = if h.starts_with('a') { "tor_a" } else { "tor_b" };
+        links.push_str(&format!(
+            "{{ a = \"{h}\", b = \"{tor}\", rate = \"10Gbps\" }}, "
+        ));
+    }
+    links.push_str("{ a = \"tor_a\", b = \"core\", rate = \"40Gbps\", buffer = \"4MB\" }, ");
+    links.push_str("{ a = \"tor_b\", b = \"core\", rate = \"40Gbps\", buffer = \"4MB\" }");
+    let text = std::fs::read_to_string(repo().join("scenarios/workloads/links-file.toml"))
+        .unwrap()
+        .replace(
+            "nodes_file = \"links-file-nodes.csv\"\nlinks_file = \"links-file-links.csv\"",
+            &format!(
+                "hosts = {hosts:?}\nswitches = [\"tor_a\", \"tor_b\", \"core\"]\nlinks = [{links}]"
+            ),
+        );
+    let t = scenario(&text, &[]);
+    assert_eq!(s.model.net.port_peer, t.model.net.port_peer);
+    for port in 0..s.model.net.n_ports() as u32 {
+        assert_eq!(
+            s.model.net.class_of(port),
+            t.model.net.class_of(port),
+            "port {port}"
+        );
+    }
+    let out = exact_on_1_and_4_threads(&s, "links-file example");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
+    assert_eq!(out, run_reference(&t));
+}
