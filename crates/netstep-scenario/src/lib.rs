@@ -561,6 +561,7 @@ fn build(
         queue_sample_rows: 0,
         routing_entries,
         packet_hop_rows: 0,
+        cc_sample_rows: 0,
     };
     limits.check_count(
         packets,
@@ -659,6 +660,15 @@ fn build(
             limits::MAX_PACKET_HOP_ROWS,
             "packet_hops rows (packets x hops after trace.flows, trace.nodes and trace.sample_one_in)",
             &FieldPath::of(&["trace", "sample_one_in"]),
+        )?;
+    }
+    if let Some(interval) = model.trace.cc_samples {
+        footprint.cc_sample_rows = estimate_cc_samples(&model, interval, duration);
+        limits.check_count(
+            footprint.cc_sample_rows,
+            limits::MAX_CC_SAMPLE_ROWS,
+            "cc_samples rows (every sample_interval in each kept TCP or RDMA flow's lifetime, at least its ideal FCT and its last ACK's way back; a longer trace.sample_interval or a trace.flows filter writes fewer)",
+            &FieldPath::of(&["trace", "sample_interval"]),
         )?;
     }
     if !model.flows.is_empty() && model.lookahead() == SimTime::ZERO {
@@ -770,6 +780,55 @@ fn meant_as_toml(raw: &str) -> bool {
 /// packets over its route and its ACKs over the way back (TCP: one per segment, or one per two
 /// with delayed ACKs; RDMA: one per `ack_every`; open loop: none), counted at the nodes the
 /// filter keeps, divided by the 1-in-N sampling.
+/// A lower bound on the `cc_samples` rows: each kept TCP or RDMA flow is sampled at every
+/// multiple of `interval` from its start while its sender runs, at least its ideal FCT plus the
+/// unloaded way back of its last ACK, cut at the run's end.
+fn estimate_cc_samples(
+    model: &netstep_core::engine::Model,
+    interval: SimTime,
+    duration: Option<SimTime>,
+) -> u64 {
+    use netstep_core::transport::TransportSpec;
+    let keep = model.trace.cc_flows.as_deref();
+    let step = interval.0.max(1);
+    let mut rows = 0u64;
+    for (id, f) in model.flows.flows.iter().enumerate() {
+        if matches!(&*f.transport, TransportSpec::OpenLoop(_))
+            || keep.is_some_and(|k| !k.get(id).copied().unwrap_or(false))
+        {
+            continue;
+        }
+        let flow = id as u32;
+        // The last ACK's way back: propagation and its serialization at every hop.
+        let ack = f.transport.min_packet(f.size);
+        let back: u64 = netstep_core::flow::flow_route(&model.net, &model.flows, flow, true)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(node, local)| {
+                let class = model.net.class_of(model.net.port_id(node, local));
+                class.delay.0 + class.rate.serialization(ack).0
+            })
+            .sum();
+        let life = netstep_core::flow::ideal_fct(&model.net, &model.flows, flow, model.seed)
+            .unwrap_or(SimTime::ZERO)
+            .0
+            .saturating_add(back);
+        let start = f.start.0;
+        let mut end = start.saturating_add(life);
+        if let Some(d) = duration {
+            end = end.min(d.0);
+        }
+        if end <= start {
+            continue;
+        }
+        // Multiples of the interval in (start, end]: a sample at `t` sees the state before
+        // the events at `t` (no sender yet at its start; still running when its last ACK is
+        // due).
+        rows = rows.saturating_add(end / step - start / step);
+    }
+    rows
+}
+
 fn estimate_packet_hops(
     model: &netstep_core::engine::Model,
     filter: &netstep_core::engine::trace::HopFilter,

@@ -26,6 +26,9 @@ pub const MAX_PACKETS_PER_FLOW: u64 = (1 << 31) - 1;
 pub const MAX_PACKETS: u64 = 1 << 40;
 /// Most `queue_samples` rows a run may be asked for: 2^32.
 pub const MAX_QUEUE_SAMPLE_ROWS: u64 = 1 << 32;
+/// Most `cc_samples` rows a run may be expected to write (the lower-bound estimate in
+/// [`Footprint`]): 2^32.
+pub const MAX_CC_SAMPLE_ROWS: u64 = 1 << 32;
 /// Most entries in the shortest-path routing table of a `custom` topology (one 2-byte
 /// distance per (attachment switch, node) pair): 2^32, 8 GiB and about a minute of setup.
 pub const MAX_ROUTING_ENTRIES: u64 = 1 << 32;
@@ -76,6 +79,42 @@ pub struct Footprint {
     /// sampling. Exact for a run without losses that runs to its end; retransmissions add
     /// rows, a `duration` or a time filter removes some.
     pub packet_hop_rows: u64,
+    /// Expected `cc_samples` rows (0 when the table is off): every sample time in each kept
+    /// TCP or RDMA flow's lifetime, taken as its ideal FCT plus the unloaded way back of its
+    /// last ACK, cut at `duration`: a lower bound (congestion lengthens lifetimes).
+    pub cc_sample_rows: u64,
+}
+
+/// Bytes on disk per row of the optional tables, as written (zstd), measured on the quickstart
+/// (benches/RESULTS.md, "Output size estimate"): `packet_hops`, `queue_samples`, `cc_samples`.
+pub const DISK_BYTES_PER_ROW: [u64; 3] = [15, 5, 10];
+
+impl Footprint {
+    /// Expected bytes of the optional trace tables on disk, with the table that writes the most
+    /// (`None` when no table is on).
+    pub fn trace_disk_bytes(&self) -> (u64, Option<&'static str>) {
+        let sizes = [
+            (
+                "packet_hops",
+                self.packet_hop_rows.saturating_mul(DISK_BYTES_PER_ROW[0]),
+            ),
+            (
+                "queue_samples",
+                self.queue_sample_rows.saturating_mul(DISK_BYTES_PER_ROW[1]),
+            ),
+            (
+                "cc_samples",
+                self.cc_sample_rows.saturating_mul(DISK_BYTES_PER_ROW[2]),
+            ),
+        ];
+        let total = sizes.iter().map(|s| s.1).fold(0u64, u64::saturating_add);
+        let largest = sizes
+            .iter()
+            .filter(|s| s.1 > 0)
+            .max_by_key(|s| s.1)
+            .map(|s| s.0);
+        (total, largest)
+    }
 }
 
 impl Footprint {
@@ -103,6 +142,13 @@ impl fmt::Display for Footprint {
         }
         if self.packet_hop_rows > 0 {
             write!(f, ", about {} packet-hop rows", self.packet_hop_rows)?;
+        }
+        if self.cc_sample_rows > 0 {
+            write!(f, ", at least {} cc-sample rows", self.cc_sample_rows)?;
+        }
+        let (disk, _) = self.trace_disk_bytes();
+        if disk > 0 {
+            write!(f, " (about {} on disk)", human_bytes(disk))?;
         }
         write!(f, "; expected memory {}", human_bytes(self.memory_bytes()))
     }

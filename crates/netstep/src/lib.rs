@@ -198,10 +198,19 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
             }
         },
     };
-    let _disk = watchdog::DiskWatch::start(
-        watchdog::DiskBudget::for_dir(max_disk, &staging.dir),
-        staging.dir.clone(),
-    );
+    let budget = watchdog::DiskBudget::for_dir(max_disk, &staging.dir);
+    // Refused before the run when the estimate alone is past the budget.
+    if let (expected, Some(table)) = scenario.meta.footprint.trace_disk_bytes()
+        && expected > budget.bytes()
+    {
+        return Err(CliError::BadInput(anyhow::anyhow!(
+            "the trace tables would take about {} on disk (mostly {table}), more than the budget of {} ({}); write fewer rows: a longer trace.sample_interval, trace.flows or trace.nodes filters, trace.sample_one_in",
+            netstep_scenario::limits::human_bytes(expected),
+            netstep_scenario::limits::human_bytes(budget.bytes()),
+            budget.source()
+        )));
+    }
+    let _disk = watchdog::DiskWatch::start(budget, staging.dir.clone());
     stopped()?;
     let engine = WindowEngine::new(&scenario.model, scenario.meta.engine_config())
         .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?

@@ -100,6 +100,15 @@ impl DiskBudget {
             ),
         }
     }
+    /// Where the budget came from, for messages.
+    pub fn source(self) -> &'static str {
+        match self {
+            DiskBudget::Flag(_) => "--max-disk",
+            DiskBudget::Free(_) => {
+                "the free space of the output's file system; --max-disk sets another budget"
+            }
+        }
+    }
     /// The budget in bytes.
     pub fn bytes(self) -> u64 {
         match self {
@@ -140,12 +149,7 @@ impl DiskWatch {
                     let used = folder_bytes(&staging);
                     if used > budget.bytes() {
                         let _ = std::fs::remove_dir_all(&staging);
-                        let why = match budget {
-                            DiskBudget::Flag(_) => "--max-disk",
-                            DiskBudget::Free(_) => {
-                                "the free space of the output's file system; --max-disk sets another budget"
-                            }
-                        };
+                        let why = budget.source();
                         eprintln!(
                             "error: the run's output grew to {}, more than its budget of {} ({why}); write fewer trace rows (a longer trace.sample_interval, trace.flows or trace.nodes filters, trace.sample_one_in); nothing was written",
                             human_bytes(used),

@@ -294,3 +294,93 @@ fn the_packet_hop_estimate_is_within_ten_percent_of_the_rows_written() {
         );
     }
 }
+
+/// The `cc_samples` row estimate (each kept TCP or RDMA flow sampled over its ideal FCT plus
+/// the way back of its last ACK) is a lower bound on the rows a run writes, and within 10 % of them
+/// where flows run alone at line rate (RDMA, no congestion); congestion only adds rows.
+#[test]
+fn the_cc_sample_estimate_bounds_the_rows_written_from_below() {
+    let lone_rdma = "[topology]\nkind = \"fat_tree\"\nk = 4\n[topology.links]\nrate = \"10Gbps\"\n\
+        [transport]\nkind = \"rdma\"\ncc = \"dcqcn\"\n[[traffic]]\nkind = \"flows\"\nflows = [\
+        { src = \"h0\", dst = \"h5\", size = \"2MB\" }, { src = \"h1\", dst = \"h9\", size = \"3MB\", start = \"10us\" }]\n\
+        [trace]\ntables = [\"cc_samples\"]\nsample_interval = \"1us\"\n";
+    let cases: Vec<(String, netstep_scenario::Scenario)> = vec![
+        ("lone RDMA flows".into(), scenario(lone_rdma, &[])),
+        (
+            "quickstart".into(),
+            scenario_file(
+                "scenarios/quickstart.toml",
+                &[
+                    "traffic.0.duration=\"5ms\"",
+                    "trace.tables=[\"cc_samples\"]",
+                    "trace.sample_interval=\"10us\"",
+                ],
+            ),
+        ),
+        (
+            "incast".into(),
+            scenario_file(
+                "scenarios/workloads/incast.toml",
+                &[
+                    "trace.tables=[\"cc_samples\"]",
+                    "trace.sample_interval=\"5us\"",
+                ],
+            ),
+        ),
+    ];
+    for (what, s) in cases {
+        let estimate = s.meta.footprint.cc_sample_rows as f64;
+        let mut trace = netstep_core::engine::trace::MemoryTrace::default();
+        let config = netstep_core::engine::EngineConfig {
+            threads: 1,
+            window: WindowMode::Exact,
+            end: s.meta.duration,
+        };
+        netstep_core::engine::window::WindowEngine::new(&s.model, config)
+            .unwrap()
+            .run_traced(|_| {}, &mut trace)
+            .unwrap();
+        let written = trace.cc.len() as f64;
+        assert!(
+            estimate > 0.0 && estimate <= written,
+            "{what}: estimate {estimate}, written {written}"
+        );
+        if what == "lone RDMA flows" {
+            assert!(
+                written - estimate <= 0.1 * written,
+                "{what}: estimate {estimate}, written {written}"
+            );
+        }
+    }
+}
+
+/// A run whose trace tables alone are expected past `--max-disk` is refused before it runs:
+/// exit 2, one line naming the table and the settings that shrink it, nothing written.
+#[test]
+fn a_run_expected_past_its_disk_budget_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args([
+            "run",
+            "--trace",
+            "packet_hops",
+            "--max-disk",
+            "1MB",
+            "--out",
+        ])
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mostly packet_hops") && stderr.contains("trace.sample_one_in"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
