@@ -4,7 +4,10 @@
 //! binary under a 4 GB address-space limit and a time limit. Every input must end in exit 0
 //! (accepted) or 2 (refused, with an `error:` line): never a panic (101), an abort (134, a
 //! failed allocation), a signal, or a hang. An accepted scenario is also run for 1 ms of
-//! simulated time.
+//! simulated time; half of those runs get SIGINT or SIGTERM 0-15 ms after they start, and may
+//! then also end with 130 or 143 and one line saying nothing was written (or, when the signal
+//! comes before netstep has installed its handler, die of it before writing anything). After
+//! every run no staging folder (`.out.partial-PID`) may be left.
 //!
 //! CI runs `NETSTEP_FUZZ_CASES` inputs (default 200, deterministic). For a long campaign:
 //! `NETSTEP_FUZZ_SECONDS=600 cargo test --release -p netstep --test suite fuzz -- --nocapture`
@@ -225,6 +228,9 @@ struct Input {
     overrides: Vec<String>,
     /// Text edits: (byte position fraction, kind, payload index).
     edits: Vec<(f64, u8, usize)>,
+    /// Send SIGINT or SIGTERM (odd / even) to the run this many ms after it starts (`None`:
+    /// let it finish).
+    interrupt: Option<u16>,
 }
 
 fn input() -> impl Strategy<Value = Input> {
@@ -241,10 +247,14 @@ fn input() -> impl Strategy<Value = Input> {
         0..4,
     );
     let edits = prop::collection::vec((0.0..1.0f64, 0u8..4, 0..VALUES.len()), 0..3);
-    (0..BASES.len(), overrides, edits).prop_map(|(base, overrides, edits)| Input {
-        base,
-        overrides,
-        edits,
+    let interrupt = prop::option::weighted(0.5, 0u16..15);
+    (0..BASES.len(), overrides, edits, interrupt).prop_map(|(base, overrides, edits, interrupt)| {
+        Input {
+            base,
+            overrides,
+            edits,
+            interrupt,
+        }
     })
 }
 
@@ -280,6 +290,18 @@ fn mutate(text: &str, edits: &[(f64, u8, usize)]) -> String {
 /// Runs the binary under the address-space and time limits; returns (exit code, stderr).
 /// A signal or a timeout is reported as an error.
 fn netstep(args: &[String], timeout: Duration) -> Result<(i32, String), String> {
+    netstep_interrupted(args, timeout, None)
+}
+
+/// The exit "code" of a run our signal ended before its handler was installed.
+const EARLY: i32 = -1;
+
+/// [`netstep`], sending `signal` (`"INT"` or `"TERM"`) after the delay when given.
+fn netstep_interrupted(
+    args: &[String],
+    timeout: Duration,
+    interrupt: Option<(Duration, &str)>,
+) -> Result<(i32, String), String> {
     let mut script = String::from("ulimit -v 4000000; exec \"$0\"");
     for i in 0..args.len() {
         script.push_str(&format!(" \"${{{}}}\"", i + 1));
@@ -294,7 +316,18 @@ fn netstep(args: &[String], timeout: Duration) -> Result<(i32, String), String> 
         .spawn()
         .map_err(|e| e.to_string())?;
     let started = Instant::now();
+    let mut pending = interrupt;
     loop {
+        if let Some((after, signal)) = pending
+            && started.elapsed() >= after
+        {
+            // `exec` made the child netstep itself.
+            Command::new("kill")
+                .args([format!("-{signal}"), child.id().to_string()])
+                .status()
+                .ok();
+            pending = None;
+        }
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             let mut stderr = String::new();
             use std::io::Read;
@@ -304,8 +337,13 @@ fn netstep(args: &[String], timeout: Duration) -> Result<(i32, String), String> 
                 .expect("piped")
                 .read_to_string(&mut stderr)
                 .ok();
+            use std::os::unix::process::ExitStatusExt;
+            let sent = interrupt.is_some() && pending.is_none();
             return match status.code() {
                 Some(code) => Ok((code, stderr)),
+                // Our signal arrived before netstep installed its handler (the first
+                // milliseconds of the process): the default action, before anything was written.
+                None if sent && matches!(status.signal(), Some(2 | 15)) => Ok((EARLY, stderr)),
                 None => Err(format!("killed by a signal: {status:?}; stderr: {stderr}")),
             };
         }
@@ -369,13 +407,48 @@ fn one(input: &Input, dir: &std::path::Path) -> Result<(), TestCaseError> {
             .map(String::from),
         );
         args.push(dir.join("out").display().to_string());
-        let outcome = netstep(&args, Duration::from_secs(120));
-        if check("run", outcome)? {
+        let signal = input.interrupt.map(|ms| {
+            (
+                Duration::from_millis(ms as u64),
+                if ms % 2 == 1 { "INT" } else { "TERM" },
+            )
+        });
+        let outcome = netstep_interrupted(&args, Duration::from_secs(120), signal);
+        let stopped = match &outcome {
+            Ok((EARLY, _)) => true,
+            // Stopped by the signal: 130 / 143 and one line saying nothing was written.
+            Ok((code @ (130 | 143), stderr)) if signal.is_some() => {
+                if stderr.lines().count() != 1 || !stderr.contains("nothing was written") {
+                    return Err(TestCaseError::fail(format!("run: exit {code}: {stderr}")));
+                }
+                true
+            }
+            _ => false,
+        };
+        if !stopped && check("run", outcome)? {
             ACCEPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        if stopped {
+            INTERRUPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        // Whatever happened, no staging folder is left beside the output.
+        let left: Vec<String> = std::fs::read_dir(dir)
+            .expect("read the fuzz folder")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".partial-"))
+            .collect();
+        if !left.is_empty() {
+            return Err(TestCaseError::fail(format!(
+                "staging folders left: {left:?}"
+            )));
         }
     }
     Ok(())
 }
+
+/// Runs stopped by SIGINT or SIGTERM (exit 130 or 143).
+static INTERRUPTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[test]
 fn fuzzed_scenarios_exit_0_or_2_without_panic_abort_or_hang() {
@@ -420,8 +493,9 @@ fn fuzzed_scenarios_exit_0_or_2_without_panic_abort_or_hang() {
         }
     }
     let accepted = ACCEPTED.load(std::sync::atomic::Ordering::Relaxed);
+    let interrupted = INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "fuzz: {} inputs in {:.0} s, every one exit 0 or 2 ({accepted} accepted and run)",
+        "fuzz: {} inputs in {:.0} s, every one exit 0 or 2 ({accepted} accepted and run to the end, {interrupted} stopped by SIGINT or SIGTERM with exit 130 or 143), no staging folder left",
         tried.into_inner(),
         started.elapsed().as_secs_f64()
     );
