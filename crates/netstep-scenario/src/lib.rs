@@ -650,6 +650,7 @@ fn build(
         }
     }
     check_notices(&model, &mut world)?;
+    check_min_rates(&model)?;
     if let Some(failures) = &model.failures {
         check_telemetry_under_failures(&model, failures, &mut world)?;
     }
@@ -696,6 +697,29 @@ fn build(
         footprint,
     };
     Ok(Scenario { meta, world, model })
+}
+
+/// Refuses an RDMA transport whose `min_rate` is above the line rate of a host that sends
+/// with it (a sender's rate lies between the two).
+fn check_min_rates(model: &netstep_core::engine::Model) -> Result<(), Invalid> {
+    use netstep_core::transport::TransportSpec;
+    for (id, f) in model.flows.flows.iter().enumerate() {
+        if let TransportSpec::Rdma(r) = &*f.transport {
+            let line = model.net.class_of(model.net.port_id(f.src, 0)).rate.0 as f64;
+            let min = r.cc.min_rate_bps();
+            if min > line {
+                return Err(Invalid::new(
+                    FieldPath::of(&["transport", "min_rate"]),
+                    format!(
+                        "{} is above the line rate of flow {id}'s sender ({}); a sender's rate lies between min_rate and its line rate",
+                        netstep_core::units::BitsPerSec(min as u64),
+                        netstep_core::units::BitsPerSec(line as u64)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a flow waiting for a flow whose receiver cannot reach the waiting flow's source

@@ -118,6 +118,12 @@ pub fn resolve_transport(
                     format!("{packet_size} is larger than 4 GB"),
                 ));
             }
+            if packet_size.0 == 0 {
+                return Err(Invalid::new(
+                    path.key("packet_size"),
+                    "must be positive (a packet of no bytes carries nothing)",
+                ));
+            }
             let interval = match (interval, rate) {
                 (Some(_), Some(_)) => {
                     return Err(Invalid::new(
@@ -244,6 +250,9 @@ pub fn resolve_transport(
             }
             if spec.initial_cwnd == 0 {
                 return Err(Invalid::new(path.key("initial_cwnd"), "must be at least 1"));
+            }
+            if spec.rto_max == SimTime::ZERO {
+                return Err(Invalid::new(path.key("rto_max"), "must be positive"));
             }
             if spec.rto_min == SimTime::ZERO || spec.rto_min > spec.rto_max {
                 return Err(Invalid::new(
@@ -1191,6 +1200,12 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                 }
                 let capacity_bps = host_capacity_bps(ctx.topology);
                 let flows_per_ps = load * capacity_bps / (sizes.mean() * 8.0) / 1e12;
+                if *max_flows == Some(0) {
+                    return Err(Invalid::new(
+                        path.key("max_flows"),
+                        "must be at least 1 (a cap of 0 flows generates nothing; leave it out for no cap)",
+                    ));
+                }
                 let cap = max_flows.unwrap_or(u32::MAX);
                 let expected = match max_flows {
                     Some(cap) => (flows_per_ps * span.0 as f64).ceil().min(*cap as f64),

@@ -899,3 +899,207 @@ fn too_many_packet_hop_rows_are_refused_before_the_run() {
     let o = run_text(&many, &["--trace", "packet_hops"]);
     assert_rejected(&o, &["trace.sample_one_in", "packet_hops rows", "limit"]);
 }
+
+/// Every pair of settings that has an order (min/max, low/high thresholds, start/end, a rate
+/// floor under the line rate) and every setting where zero makes no sense is refused, naming
+/// the field: one case per rule (the audit of issue 24, item 4). Zero is kept where it means
+/// something: a 0 B link buffer (a bufferless port: a packet passes only an idle transmitter),
+/// step marking at 0 B (mark everything), `max_retries = 0` (give up at the first timeout),
+/// `delayed_ack = "0s"` (no delayed ACK), `abc_limit = 0` (no ABC limit), `loss = 1`.
+#[test]
+fn ordered_and_zero_settings_are_refused_one_rule_each() {
+    let link = |setting: &str| {
+        GOOD.replace(
+            "buffer = \"100KB\"",
+            &format!("buffer = \"100KB\"\n{setting}"),
+        )
+    };
+    let append = |section: &str| format!("{GOOD}{section}\n");
+    let rdma = |settings: &str| append(&format!("[transport]\nkind = \"rdma\"\n{settings}"));
+    let tcp = |settings: &str| append(&format!("[transport]\nkind = \"tcp\"\n{settings}"));
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            link("aqm = { kind = \"red\", min = \"60KB\", max = \"20KB\", max_p = 0.1 }"),
+            &["topology.links.aqm.max", "larger than min"],
+        ),
+        (
+            link("aqm = { kind = \"red\", min = \"20KB\", max = \"60KB\", max_p = 0 }"),
+            &["topology.links.aqm.max_p", "(0, 1]"],
+        ),
+        (
+            link(
+                "aqm = { kind = \"red\", min = \"20KB\", max = \"60KB\", max_p = 0.1, weight = 0 }",
+            ),
+            &["topology.links.aqm.weight"],
+        ),
+        (
+            link(
+                "policer = { kind = \"trtcm\", cir = \"2Gbps\", cbs = \"15KB\", pir = \"1Gbps\", pbs = \"15KB\" }",
+            ),
+            &["topology.links.policer.pir", "at least the committed rate"],
+        ),
+        (
+            link(
+                "policer = { kind = \"trtcm\", cir = \"1Gbps\", cbs = \"0B\", pir = \"2Gbps\", pbs = \"15KB\" }",
+            ),
+            &["topology.links.policer.cbs", "positive"],
+        ),
+        (
+            link("shaper = { rate = \"0bps\", burst = \"15KB\" }"),
+            &["topology.links.shaper.rate", "positive"],
+        ),
+        (
+            link("shaper = { rate = \"1Gbps\", burst = \"0B\" }"),
+            &["topology.links.shaper.burst", "positive"],
+        ),
+        (
+            link("scheduler = { kind = \"drr\", quantum = \"0B\", weights = [1, 1] }"),
+            &["topology.links.scheduler.quantum"],
+        ),
+        (
+            link("scheduler = { kind = \"wfq\", weights = [0, 1] }"),
+            &["topology.links.scheduler.weights[0]", "at least 1"],
+        ),
+        (
+            GOOD.replace("rate = \"10Gbps\"", "rate = \"0bps\""),
+            &["topology.links.rate", "zero"],
+        ),
+        (
+            append("[switch.pfc]\nclasses = [3]\nxoff = \"10KB\"\nxon = \"20KB\""),
+            &["switch.pfc.xon", "xon <= xoff"],
+        ),
+        (
+            append("[switch.pfc]\nclasses = [3]\nxoff = \"0B\"\nxon = \"0B\""),
+            &["switch.pfc", "0 < xoff"],
+        ),
+        (
+            append("[switch]\nshared_buffer = \"0B\""),
+            &["switch.shared_buffer", "positive"],
+        ),
+        (
+            append("[switch]\nshared_buffer = \"10MB\"\nalpha = 0"),
+            &["switch.alpha", "positive"],
+        ),
+        (
+            append("[nic]\nbuffer = \"0B\""),
+            &["nic.buffer", "positive"],
+        ),
+        (
+            append("[routing]\nmode = \"flowlet\"\nflowlet_gap = \"0s\""),
+            &["routing.flowlet_gap", "positive"],
+        ),
+        (
+            append("[[failures]]\nlink = [\"edge0_0\", \"agg0_0\"]\ndown = \"2ms\"\nup = \"1ms\""),
+            &["failures[0].up", "after down"],
+        ),
+        (
+            append("[trace]\nfrom = \"2ms\"\nuntil = \"1ms\""),
+            &["trace.until", "later than trace.from"],
+        ),
+        (
+            append("[trace]\ntables = [\"queue_samples\"]\nsample_interval = \"0s\""),
+            &["trace.sample_interval", "positive"],
+        ),
+        (
+            append("[trace]\ntables = [\"packet_hops\"]\nsample_one_in = 0"),
+            &["trace.sample_one_in", "at least 1"],
+        ),
+        (
+            append("[simulation]\nduration = \"0s\""),
+            &["simulation.duration", "positive"],
+        ),
+        (tcp("rto_max = \"0s\""), &["transport.rto_max", "positive"]),
+        (
+            tcp("initial_cwnd = 0"),
+            &["transport.initial_cwnd", "at least 1"],
+        ),
+        (tcp("mss = \"0B\""), &["transport.mss"]),
+        (
+            tcp("cc = \"dctcp\"\ndctcp_g = 0"),
+            &["transport.dctcp_g", "(0, 1]"],
+        ),
+        (
+            append("[transport]\nkind = \"open_loop\"\nrate = \"1Gbps\"\npacket_size = \"0B\""),
+            &["transport.packet_size", "positive"],
+        ),
+        (
+            append("[transport]\nkind = \"open_loop\"\nrate = \"0bps\""),
+            &["transport.rate", "zero"],
+        ),
+        (
+            rdma("cc = \"timely\"\nt_low = \"100us\"\nt_high = \"100us\""),
+            &["transport.t_low", "below t_high"],
+        ),
+        (rdma("min_rate = \"0bps\""), &["transport.min_rate", "zero"]),
+        (
+            rdma("min_rate = \"20Gbps\""),
+            &["transport.min_rate", "above the line rate"],
+        ),
+        (rdma("g = 0"), &["transport.g", "(0, 1]"]),
+        (rdma("rate_ai = \"0bps\""), &["transport.rate_ai", "zero"]),
+        (
+            rdma("alpha_interval = \"0s\""),
+            &["transport.alpha_interval", "positive"],
+        ),
+        (rdma("rto = \"0s\""), &["transport.rto", "positive"]),
+        (
+            rdma("ack_every = 0"),
+            &["transport.ack_every", "at least 1"],
+        ),
+        (
+            rdma("cc = \"timely\"\nmin_rtt = \"0s\""),
+            &["transport.min_rtt", "positive"],
+        ),
+        (rdma("cc = \"hpcc\"\neta = 0"), &["transport.eta", "(0, 1]"]),
+        (
+            rdma("cc = \"hpcc\"\nbase_rtt = \"0s\""),
+            &["transport.base_rtt", "positive"],
+        ),
+        (
+            append(
+                "[[traffic]]\nkind = \"poisson\"\nload = 0.1\ncdf = \"websearch.toml\"\nduration = \"1ms\"\nmax_flows = 0",
+            ),
+            &["traffic[1].max_flows", "at least 1"],
+        ),
+        (
+            append(
+                "[[traffic]]\nkind = \"poisson\"\nload = 0\ncdf = \"websearch.toml\"\nduration = \"1ms\"",
+            ),
+            &["traffic[1].load"],
+        ),
+        (
+            append(
+                "[[traffic]]\nkind = \"incast\"\nsenders = 2\nsize = \"1KB\"\nrounds = 2\ninterval = \"0s\"",
+            ),
+            &["traffic[1].interval", "positive"],
+        ),
+        (
+            append("[[traffic]]\nkind = \"random_pairs\"\ncount = 0\nsize = \"1KB\""),
+            &["traffic[1].count", "at least 1"],
+        ),
+    ];
+    for (text, needles) in &cases {
+        let text = text.replace(
+            "websearch.toml",
+            &crate::common::repo()
+                .join("datasets/websearch.toml")
+                .display()
+                .to_string(),
+        );
+        assert_rejected(&run_text(&text, &[]), needles);
+    }
+    // The meaningful zeros run.
+    for text in [
+        GOOD.replace("buffer = \"100KB\"", "buffer = \"0B\""),
+        link("aqm = { kind = \"step\", k = \"0B\" }"),
+        tcp("max_retries = 0\ndelayed_ack = \"0s\"\nabc_limit = 0"),
+        GOOD.replace("buffer = \"100KB\"", "buffer = \"100KB\"\nloss = 1.0")
+            .replace(
+                "[[traffic]]",
+                "[simulation]\nduration = \"1ms\"\n[[traffic]]",
+            ),
+    ] {
+        let o = run_text(&text, &[]);
+        assert_eq!(o.code, 0, "{text}: {}", o.stderr);
+    }
+}

@@ -47,6 +47,15 @@ pub enum RdmaCc {
 }
 
 impl RdmaCc {
+    /// The rate the sender never goes below, bits/s.
+    pub fn min_rate_bps(&self) -> f64 {
+        match self {
+            RdmaCc::Dcqcn(d) => d.min_rate_bps,
+            RdmaCc::Timely(t) => t.min_rate_bps,
+            RdmaCc::Hpcc(h) => h.min_rate_bps,
+        }
+    }
+
     /// The `transport` value in `flows.parquet`.
     pub const fn transport_name(&self) -> &'static str {
         match self {
