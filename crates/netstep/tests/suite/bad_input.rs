@@ -143,25 +143,24 @@ fn zero_rate() {
     assert_rejected(&o, &["topology.links.rate", "zero", "positive"]);
 }
 
+/// A zero lookahead (a packet crossing a link in no time) cannot be asked for: a packet of no
+/// bytes is refused at its field, and every other packet takes at least 1 ps to serialize
+/// (rounded up), so links of zero delay give a lookahead of at least 1 ps.
 #[test]
-fn zero_lookahead() {
-    let text = r#"
-[topology]
-kind = "dumbbell"
-left = 1
-right = 1
-[topology.links]
-delay = "0s"
-[transport]
-kind = "open_loop"
-packet_size = "0B"
-interval = "1us"
-[[traffic]]
-kind = "flows"
-flows = [{ src = "l0", dst = "r0", packets = 3 }]
-"#;
-    let o = run_text(text, &[]);
-    assert_rejected(&o, &["zero lookahead", "delay"]);
+fn zero_size_packets_are_refused_so_the_lookahead_is_positive() {
+    let text = |size: &str| {
+        format!(
+            "[topology]\nkind = \"dumbbell\"\nleft = 1\nright = 1\n[topology.links]\ndelay = \"0s\"\nrate = \"1000Tbps\"\n\
+             [transport]\nkind = \"open_loop\"\npacket_size = \"{size}\"\ninterval = \"1us\"\n\
+             [[traffic]]\nkind = \"flows\"\nflows = [{{ src = \"l0\", dst = \"r0\", packets = 3 }}]\n"
+        )
+    };
+    assert_rejected(
+        &run_text(&text("0B"), &[]),
+        &["transport.packet_size", "positive"],
+    );
+    let s = crate::common::scenario(&text("1B"), &[]);
+    assert_eq!(s.model.lookahead(), netstep_core::units::SimTime(1));
 }
 
 #[test]
