@@ -851,6 +851,24 @@ pub enum TrafficConfig {
     },
 }
 
+impl TrafficConfig {
+    /// The block's own transport, if it sets one.
+    pub fn transport(&self) -> Option<&TransportConfig> {
+        match self {
+            TrafficConfig::Flows { transport, .. }
+            | TrafficConfig::RandomPairs { transport, .. }
+            | TrafficConfig::Permutation { transport, .. }
+            | TrafficConfig::AllToAll { transport, .. }
+            | TrafficConfig::Incast { transport, .. }
+            | TrafficConfig::Collective { transport, .. }
+            | TrafficConfig::OnOff { transport, .. }
+            | TrafficConfig::RequestResponse { transport, .. }
+            | TrafficConfig::FlowFile { transport, .. }
+            | TrafficConfig::Poisson { transport, .. } => transport.as_ref(),
+        }
+    }
+}
+
 /// One explicitly listed flow.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(

@@ -152,7 +152,100 @@ pub fn load_str(
         field: invalid.path.to_string(),
         message: invalid.message,
     };
-    build(parsed, &effective, file, default_name, base_dir, limits).map_err(locate)
+    match build(
+        parsed,
+        &effective,
+        file,
+        default_name,
+        base_dir,
+        limits,
+        false,
+    )
+    .map_err(locate)?
+    {
+        Validated::Built(scenario) => Ok(*scenario),
+        Validated::Estimated(_) => unreachable!("only validation estimates"),
+    }
+}
+
+/// What `netstep validate` found.
+pub enum Validated {
+    /// Built as a run builds it: everything checked.
+    Built(Box<Scenario>),
+    /// A generated topology too large to build within [`VALIDATE_BUILD_BYTES`]: its sizes,
+    /// memory and lookahead come from arithmetic.
+    Estimated(Estimate),
+}
+
+/// A scenario's sizes by arithmetic (see [`Validated::Estimated`]).
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    /// Scenario name.
+    pub name: String,
+    /// Hosts of the topology.
+    pub hosts: u64,
+    /// Counts and expected memory (flows by arithmetic; packets not counted).
+    pub footprint: Footprint,
+    /// The lookahead.
+    pub lookahead: SimTime,
+    /// Window mode.
+    pub window: WindowMode,
+}
+
+/// The most memory `netstep validate` spends building a generated topology (its nodes and
+/// ports at the per-entity costs of the memory estimate); a larger one is validated by
+/// arithmetic, so validate answers within about a second and 100 MB whatever the size.
+pub const VALIDATE_BUILD_BYTES: u64 = 48_000_000;
+
+/// Loads a scenario file as `netstep validate` does: like [`load`], except that a generated
+/// topology larger than [`VALIDATE_BUILD_BYTES`] is not built: its sizes, the flow count, the
+/// memory estimate and the lookahead come from arithmetic.
+pub fn validate(
+    path: &Path,
+    overrides: &[String],
+    limits: &Limits,
+) -> Result<Validated, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line_col: None,
+        field: String::new(),
+        message: format!("cannot read scenario: {e}"),
+    })?;
+    let default_name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    let effective = apply_overrides(&text, overrides).map_err(|message| ScenarioError {
+        file: file.clone(),
+        line_col: None,
+        field: "--set".into(),
+        message,
+    })?;
+    let shown_file = if overrides.is_empty() {
+        file.clone()
+    } else {
+        format!("{file} (after --set)")
+    };
+    let parsed: ScenarioFile =
+        toml::from_str(&effective).map_err(|e| error::toml_error(&effective, &shown_file, &e))?;
+    let locate = |invalid: Invalid| ScenarioError {
+        file: shown_file.clone(),
+        line_col: error::locate(&effective, &invalid.path)
+            .map(|s| error::line_col(&effective, s.start)),
+        field: invalid.path.to_string(),
+        message: invalid.message,
+    };
+    build(
+        parsed,
+        &effective,
+        &file,
+        &default_name,
+        path.parent(),
+        limits,
+        true,
+    )
+    .map_err(locate)
 }
 
 fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfig, Invalid> {
@@ -422,7 +515,8 @@ fn build(
     default_name: &str,
     base_dir: Option<&Path>,
     limits: &Limits,
-) -> Result<Scenario, Invalid> {
+    validate_only: bool,
+) -> Result<Validated, Invalid> {
     let sim = &parsed.simulation;
     let path = FieldPath::of(&["simulation"]);
     let duration = sim
@@ -479,6 +573,23 @@ fn build(
     let mut parsed = parsed;
     let topology_inputs = topology::read_files(&mut parsed.topology, base_dir)?;
     let counts = topology::check_size(&parsed.topology, limits)?;
+    let building = Footprint {
+        nodes: counts.nodes,
+        ports: counts.ports,
+        ..Default::default()
+    }
+    .memory_bytes()
+    .saturating_sub(limits::BASE_BYTES);
+    if validate_only
+        && building > VALIDATE_BUILD_BYTES
+        && let Some((hosts, classes)) = topology::arithmetic(&parsed.topology)?
+    {
+        let mut found = estimate(&parsed, hosts, &classes, counts, base_dir, limits, window)?;
+        if found.name.is_empty() {
+            found.name = default_name.to_string();
+        }
+        return Ok(Validated::Estimated(found));
+    }
     let topology = topology::build(&parsed.topology)?;
     let failures = resolve_failures(&parsed.failures, &topology, limits)?;
     // Every epoch with a dead link has its own shortest-path tables.
@@ -696,7 +807,76 @@ fn build(
         trace_tables,
         footprint,
     };
-    Ok(Scenario { meta, world, model })
+    Ok(Validated::Built(Box::new(Scenario { meta, world, model })))
+}
+
+/// [`Validated::Estimated`]: the sizes of a generated topology of `hosts` hosts and link
+/// `classes` (host links first), the flows its traffic blocks would generate, the memory
+/// estimate (checked against the budget) and the lookahead, all by arithmetic.
+fn estimate(
+    parsed: &ScenarioFile,
+    hosts: u64,
+    classes: &[netstep_core::topology::LinkClass],
+    counts: topology::Counts,
+    base_dir: Option<&Path>,
+    limits: &Limits,
+    window: WindowMode,
+) -> Result<Estimate, Invalid> {
+    let host_rate = classes.first().map_or(0.0, |c| c.rate.0 as f64);
+    let flows = traffic::count_flows(&parsed.traffic, hosts, host_rate, base_dir)?;
+    let footprint = Footprint {
+        nodes: counts.nodes,
+        ports: counts.ports,
+        flows,
+        ..Default::default()
+    };
+    limits.check_count(
+        flows,
+        limits::MAX_FLOWS,
+        "flows",
+        &FieldPath::of(&["traffic"]),
+    )?;
+    limits.check_memory(&footprint, &FieldPath::of(&["traffic"]))?;
+    // The smallest packet of any block's transport (a flow of one byte), PAUSE frames with PFC.
+    let default = match &parsed.transport {
+        Some(t) => Some(traffic::resolve_transport(
+            t,
+            FieldPath::of(&["transport"]),
+        )?),
+        None => None,
+    };
+    let mut smallest = u64::MAX;
+    for (b, block) in parsed.traffic.iter().enumerate() {
+        let path = FieldPath::of(&["traffic"]).index(b);
+        let template = match block.transport() {
+            Some(t) => Some(traffic::resolve_transport(t, path.key("transport"))?),
+            None => default.clone(),
+        };
+        let min = match template {
+            Some(t) => {
+                let (spec, size) = t.for_flow(Some(netstep_core::units::Bytes(1)), None, &path)?;
+                spec.min_packet(size).0
+            }
+            // The default TCP: a 40 B header.
+            None => 40,
+        };
+        smallest = smallest.min(min);
+    }
+    if parsed.switch.pfc.is_some() {
+        smallest = smallest.min(netstep_core::pfc::FRAME_BYTES as u64);
+    }
+    let lookahead = classes
+        .iter()
+        .map(|c| c.delay + c.rate.serialization(netstep_core::units::Bytes(smallest)))
+        .min()
+        .unwrap_or(SimTime::MAX);
+    Ok(Estimate {
+        name: parsed.name.clone().unwrap_or_default(),
+        hosts,
+        footprint,
+        lookahead,
+        window,
+    })
 }
 
 /// Refuses an RDMA transport whose `min_rate` is above the line rate of a host that sends

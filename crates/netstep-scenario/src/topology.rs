@@ -973,3 +973,79 @@ fn read_links(
         .map_err(|e| Invalid::new(path, e))?;
     Ok(links)
 }
+
+/// What a generated topology is, by arithmetic (nothing built): its hosts, its link classes
+/// (every link table resolved, so their errors are reported) and the class of host links.
+/// `None` for a custom topology (its lists are the topology).
+pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid> {
+    let top = FieldPath::of(&["topology"]);
+    let found = match config {
+        TopologyConfig::Custom { .. } => return Ok(None),
+        TopologyConfig::FatTree {
+            k,
+            hosts_per_edge,
+            links,
+            host_links,
+            fabric_links,
+        } => {
+            if k % 2 != 0 || !(2..=MAX_K).contains(k) {
+                return Err(Invalid::new(
+                    top.key("k"),
+                    format!("must be an even number between 2 and {MAX_K}, got {k}"),
+                ));
+            }
+            let (host, fabric) = tiers(links, host_links, fabric_links)?;
+            let edges = (*k as u64) * (*k as u64) / 2;
+            let per_edge = hosts_per_edge.map_or(*k as u64 / 2, u64::from);
+            (edges * per_edge, vec![host, fabric])
+        }
+        TopologyConfig::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            links,
+            host_links,
+            fabric_links,
+        } => {
+            at_least_one(*leaves, "leaves")?;
+            at_least_one(*spines, "spines")?;
+            at_least_one(*hosts_per_leaf, "hosts_per_leaf")?;
+            let (host, fabric) = tiers(links, host_links, fabric_links)?;
+            (*leaves as u64 * *hosts_per_leaf as u64, vec![host, fabric])
+        }
+        TopologyConfig::Torus {
+            dims,
+            hosts_per_switch,
+            links,
+            host_links,
+            fabric_links,
+        } => {
+            let shape = torus_shape(dims, *hosts_per_switch)?;
+            let (host, fabric) = tiers(links, host_links, fabric_links)?;
+            let switches = shape.dims.iter().map(|&n| n as u64).product::<u64>();
+            (switches * shape.hosts_per_switch as u64, vec![host, fabric])
+        }
+        TopologyConfig::Dumbbell {
+            left,
+            right,
+            links,
+            host_links,
+            fabric_links,
+        } => {
+            let (host, fabric) = tiers(links, host_links, fabric_links)?;
+            let hosts = at_least_one(*left, "left")? as u64 + at_least_one(*right, "right")? as u64;
+            (hosts, vec![host, fabric])
+        }
+        TopologyConfig::RailOptimized { servers, gpus, .. } => {
+            // Its classes come from the same code that builds it (a few nodes suffice).
+            let mut small = config.clone();
+            if let TopologyConfig::RailOptimized { servers, .. } = &mut small {
+                *servers = 1;
+            }
+            let spec = build(&small)?;
+            at_least_one(*servers, "servers")?;
+            (*servers as u64 * *gpus as u64, spec.classes)
+        }
+    };
+    Ok(Some(found))
+}

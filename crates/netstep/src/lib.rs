@@ -120,7 +120,40 @@ pub fn validate(
 ) -> Result<String, CliError> {
     let limits = limits(max_memory)?;
     let started = Instant::now();
-    let s = load(Some(scenario), overrides, &limits)?;
+    let found = netstep_scenario::validate(scenario, overrides, &limits)
+        .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?;
+    let window = |mode: netstep_core::engine::WindowMode| match mode {
+        netstep_core::engine::WindowMode::Exact => "exact".to_string(),
+        netstep_core::engine::WindowMode::Quantized(q) => q.to_string(),
+    };
+    let s = match found {
+        netstep_scenario::Validated::Built(s) => *s,
+        netstep_scenario::Validated::Estimated(e) => {
+            let f = &e.footprint;
+            return Ok([
+                format!(
+                    "{}: ok by arithmetic — scenario {:?}, lookahead {}, window {}",
+                    scenario.display(),
+                    e.name,
+                    e.lookahead,
+                    window(e.window)
+                ),
+                format!(
+                    "{} nodes, {} ports, {} flows; expected memory {}",
+                    f.nodes,
+                    f.ports,
+                    f.flows,
+                    netstep_scenario::limits::human_bytes(f.memory_bytes())
+                ),
+                format!(
+                    "the topology ({} hosts) is too large to build for validation: sizes, flows and memory are computed; host names, packets, routes and failures are checked when a run builds it",
+                    e.hosts
+                ),
+                format!("setup took {:.2} s", started.elapsed().as_secs_f64()),
+            ]
+            .join("\n"));
+        }
+    };
     Ok(format!(
         "{}: ok — scenario {:?}, lookahead {}, window {}\n{}\nsetup took {:.2} s",
         scenario.display(),

@@ -1724,3 +1724,88 @@ fn explicit_path(
         reverse: reverse.into(),
     })
 }
+
+/// How many flows `blocks` generate on a topology of `hosts` hosts whose host links run at
+/// `host_rate_bps`, by arithmetic (Poisson: the expected count), without generating them: the
+/// counts `netstep validate` gives for a topology too large to build. Names in the blocks are
+/// not looked up here.
+pub fn count_flows(
+    blocks: &[TrafficConfig],
+    hosts: u64,
+    host_rate_bps: f64,
+    base_dir: Option<&Path>,
+) -> Result<u64, Invalid> {
+    let mut total = 0u64;
+    for (b, block) in blocks.iter().enumerate() {
+        let path = FieldPath::of(&["traffic"]).index(b);
+        let n = match block {
+            TrafficConfig::Flows { flows, .. } => flows.len() as u64,
+            TrafficConfig::RandomPairs { count, .. } => *count as u64,
+            TrafficConfig::Permutation { .. } => hosts,
+            TrafficConfig::AllToAll { .. } => hosts.saturating_mul(hosts.saturating_sub(1)),
+            TrafficConfig::Incast {
+                senders, rounds, ..
+            } => *senders as u64 * rounds.unwrap_or(1) as u64,
+            TrafficConfig::Collective {
+                collective,
+                ranks,
+                chunks,
+                iterations,
+                ..
+            } => {
+                let n = ranks.as_ref().map_or(hosts, |r| r.len() as u64);
+                collective::flow_count(
+                    collective::send_count(*collective, n.min(u32::MAX as u64) as u32),
+                    chunks.unwrap_or(1),
+                    iterations.unwrap_or(1),
+                )
+            }
+            TrafficConfig::OnOff {
+                sources,
+                on,
+                off,
+                duration,
+                ..
+            } => {
+                let t = |v: &String, field: &str| {
+                    parse_duration(v).map_err(|e| Invalid::unit(path.key(field), e))
+                };
+                let cycle = (t(on, "on")?.0 + t(off, "off")?.0).max(1);
+                let cycles = t(duration, "duration")?.0.div_ceil(cycle) + 1;
+                sources.map_or(hosts, u64::from).saturating_mul(cycles)
+            }
+            TrafficConfig::RequestResponse {
+                clients, exchanges, ..
+            } => {
+                let clients = clients
+                    .as_ref()
+                    .map_or(hosts.saturating_sub(1), |c| c.len() as u64);
+                clients.saturating_mul(2 * *exchanges as u64)
+            }
+            TrafficConfig::FlowFile { path: file, .. } => {
+                let resolved = crate::table_file::resolve(file, base_dir);
+                crate::table_file::TableFile::open(&resolved, file)
+                    .and_then(|t| t.row_count())
+                    .map_err(|e| Invalid::new(path.key("path"), e))?
+            }
+            TrafficConfig::Poisson {
+                load,
+                cdf,
+                duration,
+                max_flows,
+                ..
+            } => {
+                let span =
+                    parse_duration(duration).map_err(|e| Invalid::unit(path.key("duration"), e))?;
+                let sizes = SizeCdf::load(&resolve_cdf_path(cdf, base_dir))
+                    .map_err(|e| Invalid::new(path.key("cdf"), e))?;
+                let per_ps =
+                    load * hosts as f64 * host_rate_bps / (sizes.mean().max(1.0) * 8.0) / 1e12;
+                let expected = (per_ps * span.0 as f64).ceil() as u64;
+                max_flows.map_or(expected, |cap| expected.min(cap as u64))
+            }
+        };
+        total = total.saturating_add(n);
+    }
+    Ok(total)
+}

@@ -239,3 +239,63 @@ fn setup_is_linear_for_poisson_traffic_and_large_custom_topologies() {
     assert!(stdout.contains("200021 nodes"), "{stdout}");
     assert!(seconds < 60.0, "200,000-host custom setup took {seconds} s");
 }
+
+/// `netstep validate` counts what it does not need to build (issue 24, item 6): the largest
+/// torus, FatTree and leaf-spine within the node limit are validated by arithmetic (nodes,
+/// ports, flows, memory, lookahead) without building them; a small generated topology is
+/// still built and checked whole. Time and memory: benches/validate-scale (RESULTS.md).
+#[test]
+fn validate_counts_large_generated_topologies_by_arithmetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "torus",
+            "[topology]\nkind = \"torus\"\ndims = [256, 256, 128]\n[[traffic]]\nkind = \"random_pairs\"\ncount = 100\nsize = \"10KB\"\n",
+            "16777216 nodes, 67108864 ports, 100 flows",
+        ),
+        (
+            "fattree",
+            "[topology]\nkind = \"fat_tree\"\nk = 256\n[[traffic]]\nkind = \"incast\"\nsenders = 1000\nsize = \"10KB\"\nrounds = 3\ninterval = \"1ms\"\n",
+            "4276224 nodes, 25165824 ports, 3000 flows",
+        ),
+        (
+            "leafspine",
+            "[topology]\nkind = \"leaf_spine\"\nleaves = 16384\nspines = 64\nhosts_per_leaf = 256\n[[traffic]]\nkind = \"collective\"\ncollective = \"ring_all_reduce\"\nsize = \"1MB\"\nranks = [\"h0\", \"h1\", \"h2\", \"h3\"]\n",
+            "4210752 nodes, 10485760 ports, 24 flows",
+        ),
+    ];
+    for (name, text, counts) in cases {
+        let file = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let out = netstep()
+            .args(["validate"])
+            .arg(&file)
+            .args(["--max-memory", "1000GB"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("ok by arithmetic") && stdout.contains(counts),
+            "{name}: {stdout}"
+        );
+        assert!(stdout.contains("lookahead 1.003us"), "{name}: {stdout}");
+    }
+    // A small one is built: its packets are counted and its names checked.
+    std::fs::write(
+        dir.path().join("small.toml"),
+        "[topology]\nkind = \"fat_tree\"\nk = 8\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = \"h0\", dst = \"h999\", size = \"1KB\" }]\n",
+    )
+    .unwrap();
+    let out = netstep()
+        .args(["validate"])
+        .arg(dir.path().join("small.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown host \"h999\""));
+}
