@@ -77,6 +77,20 @@ pub struct Scenario {
 /// Loads a scenario file, applying `--set KEY=VALUE` overrides; a scenario larger than
 /// `limits` is refused before it is built.
 pub fn load(path: &Path, overrides: &[String], limits: &Limits) -> Result<Scenario, ScenarioError> {
+    let (text, file, default_name) = read(path, limits)?;
+    load_str(
+        &text,
+        &file,
+        &default_name,
+        path.parent(),
+        overrides,
+        limits,
+    )
+}
+
+/// A scenario file's text, its name for errors and the default scenario name (its stem); a
+/// file past the size limit is refused before it is read.
+fn read(path: &Path, limits: &Limits) -> Result<(String, String, String), ScenarioError> {
     let file = path.display().to_string();
     if let Ok(meta) = std::fs::metadata(path) {
         limits
@@ -98,14 +112,52 @@ pub fn load(path: &Path, overrides: &[String], limits: &Limits) -> Result<Scenar
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
-    load_str(
-        &text,
-        &file,
-        &default_name,
-        path.parent(),
-        overrides,
-        limits,
-    )
+    Ok((text, file, default_name))
+}
+
+/// Scenario text after its overrides, to place errors in.
+struct Located {
+    /// The text after `--set`.
+    effective: String,
+    /// The file as errors show it (`FILE (after --set)` with overrides).
+    shown: String,
+}
+
+impl Located {
+    /// A validation problem placed in the text: file, line:column, field.
+    fn locate(&self, invalid: Invalid) -> ScenarioError {
+        ScenarioError {
+            file: self.shown.clone(),
+            line_col: error::locate(&self.effective, &invalid.path)
+                .map(|s| error::line_col(&self.effective, s.start)),
+            field: invalid.path.to_string(),
+            message: invalid.message,
+        }
+    }
+}
+
+/// Applies `overrides` to `text` (from `file`) and parses it.
+fn parse(
+    text: &str,
+    file: &str,
+    overrides: &[String],
+) -> Result<(ScenarioFile, Located), ScenarioError> {
+    let effective = apply_overrides(text, overrides).map_err(|message| ScenarioError {
+        file: file.to_string(),
+        line_col: None,
+        field: "--set".into(),
+        message,
+    })?;
+    let shown = if overrides.is_empty() {
+        file.to_string()
+    } else {
+        format!("{file} (after --set)")
+    };
+    // Inside tagged tables (`kind = ...`) the parser reports the enclosing table; the error
+    // names the key the message is about within it.
+    let parsed =
+        toml::from_str(&effective).map_err(|e| error::toml_error(&effective, &shown, &e))?;
+    Ok((parsed, Located { effective, shown }))
 }
 
 /// Loads the built-in quickstart.
@@ -130,39 +182,17 @@ pub fn load_str(
     overrides: &[String],
     limits: &Limits,
 ) -> Result<Scenario, ScenarioError> {
-    let effective = apply_overrides(text, overrides).map_err(|message| ScenarioError {
-        file: file.to_string(),
-        line_col: None,
-        field: "--set".into(),
-        message,
-    })?;
-    let shown_file = if overrides.is_empty() {
-        file.to_string()
-    } else {
-        format!("{file} (after --set)")
-    };
-    // Inside tagged tables (`kind = ...`) the parser reports the enclosing table; the error
-    // names the key the message is about within it.
-    let parsed: ScenarioFile =
-        toml::from_str(&effective).map_err(|e| error::toml_error(&effective, &shown_file, &e))?;
-    let locate = |invalid: Invalid| ScenarioError {
-        file: shown_file.clone(),
-        line_col: error::locate(&effective, &invalid.path)
-            .map(|s| error::line_col(&effective, s.start)),
-        field: invalid.path.to_string(),
-        message: invalid.message,
-    };
-    match build(
+    let (parsed, at) = parse(text, file, overrides)?;
+    let built = build(
         parsed,
-        &effective,
+        &at.effective,
         file,
         default_name,
         base_dir,
         limits,
         false,
-    )
-    .map_err(locate)?
-    {
+    );
+    match built.map_err(|e| at.locate(e))? {
         Validated::Built(scenario) => Ok(*scenario),
         Validated::Estimated(_) => unreachable!("only validation estimates"),
     }
@@ -205,47 +235,18 @@ pub fn validate(
     overrides: &[String],
     limits: &Limits,
 ) -> Result<Validated, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line_col: None,
-        field: String::new(),
-        message: format!("cannot read scenario: {e}"),
-    })?;
-    let default_name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "scenario".into());
-    let effective = apply_overrides(&text, overrides).map_err(|message| ScenarioError {
-        file: file.clone(),
-        line_col: None,
-        field: "--set".into(),
-        message,
-    })?;
-    let shown_file = if overrides.is_empty() {
-        file.clone()
-    } else {
-        format!("{file} (after --set)")
-    };
-    let parsed: ScenarioFile =
-        toml::from_str(&effective).map_err(|e| error::toml_error(&effective, &shown_file, &e))?;
-    let locate = |invalid: Invalid| ScenarioError {
-        file: shown_file.clone(),
-        line_col: error::locate(&effective, &invalid.path)
-            .map(|s| error::line_col(&effective, s.start)),
-        field: invalid.path.to_string(),
-        message: invalid.message,
-    };
+    let (text, file, default_name) = read(path, limits)?;
+    let (parsed, at) = parse(&text, &file, overrides)?;
     build(
         parsed,
-        &effective,
+        &at.effective,
         &file,
         &default_name,
         path.parent(),
         limits,
         true,
     )
-    .map_err(locate)
+    .map_err(|e| at.locate(e))
 }
 
 fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfig, Invalid> {

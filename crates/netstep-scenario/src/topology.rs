@@ -98,6 +98,17 @@ fn tiers(
     Ok((host_class, fabric_class))
 }
 
+/// A FatTree's `k`: even, between 2 and [`MAX_K`].
+fn fat_tree_k(k: u32) -> Result<u32, Invalid> {
+    if !k.is_multiple_of(2) || !(2..=MAX_K).contains(&k) {
+        return Err(Invalid::new(
+            FieldPath::of(&["topology", "k"]),
+            format!("must be an even number between 2 and {MAX_K}, got {k}"),
+        ));
+    }
+    Ok(k)
+}
+
 fn at_least_one(value: u32, field: &str) -> Result<u32, Invalid> {
     if value == 0 {
         return Err(Invalid::new(
@@ -142,13 +153,7 @@ pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
             host_links,
             fabric_links,
         } => {
-            let k = *k;
-            if k % 2 != 0 || !(2..=MAX_K).contains(&k) {
-                return Err(Invalid::new(
-                    FieldPath::of(&["topology", "k"]),
-                    format!("must be an even number between 2 and {MAX_K}, got {k}"),
-                ));
-            }
+            let k = fat_tree_k(*k)?;
             let hosts_per_edge = at_least_one(hosts_per_edge.unwrap_or(k / 2), "hosts_per_edge")?;
             let shape = FatTree { k, hosts_per_edge };
             if (shape.n_edge() as u64) * hosts_per_edge as u64 > u32::MAX as u64 / 2 {
@@ -978,7 +983,6 @@ fn read_links(
 /// (every link table resolved, so their errors are reported) and the class of host links.
 /// `None` for a custom topology (its lists are the topology).
 pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid> {
-    let top = FieldPath::of(&["topology"]);
     let found = match config {
         TopologyConfig::Custom { .. } => return Ok(None),
         TopologyConfig::FatTree {
@@ -988,12 +992,7 @@ pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>
             host_links,
             fabric_links,
         } => {
-            if k % 2 != 0 || !(2..=MAX_K).contains(k) {
-                return Err(Invalid::new(
-                    top.key("k"),
-                    format!("must be an even number between 2 and {MAX_K}, got {k}"),
-                ));
-            }
+            fat_tree_k(*k)?;
             let (host, fabric) = tiers(links, host_links, fabric_links)?;
             let edges = (*k as u64) * (*k as u64) / 2;
             let per_edge = hosts_per_edge.map_or(*k as u64 / 2, u64::from);
