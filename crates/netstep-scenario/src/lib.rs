@@ -673,6 +673,7 @@ fn build(
         queue_sample_rows: 0,
         routing_entries,
         packet_hop_rows: 0,
+        packet_hops_bounded: false,
         cc_sample_rows: 0,
     };
     limits.check_count(
@@ -768,6 +769,9 @@ fn build(
     }
     if let Some(filter) = &model.trace.packet_hops {
         footprint.packet_hop_rows = estimate_packet_hops(&model, filter);
+        // With a duration or a time filter the run writes fewer: no refusal on disk space.
+        footprint.packet_hops_bounded =
+            duration.is_some() || filter.from > SimTime::ZERO || filter.until < SimTime::MAX;
         limits.check_count(
             footprint.packet_hop_rows,
             limits::MAX_PACKET_HOP_ROWS,
@@ -998,7 +1002,10 @@ fn estimate_cc_samples(
     let step = interval.0.max(1);
     let mut rows = 0u64;
     for (id, f) in model.flows.flows.iter().enumerate() {
+        // A flow that waits for others may start late or never: counted as none (a lower
+        // bound).
         if matches!(&*f.transport, TransportSpec::OpenLoop(_))
+            || f.after.is_some()
             || keep.is_some_and(|k| !k.get(id).copied().unwrap_or(false))
         {
             continue;

@@ -79,6 +79,9 @@ pub struct Footprint {
     /// sampling. Exact for a run without losses that runs to its end; retransmissions add
     /// rows, a `duration` or a time filter removes some.
     pub packet_hop_rows: u64,
+    /// `packet_hop_rows` is only an upper bound: a `duration` or a `trace.from` / `until`
+    /// window may stop the rows early (the disk estimate then leaves them out).
+    pub packet_hops_bounded: bool,
     /// Expected `cc_samples` rows (0 when the table is off): every sample time in each kept
     /// TCP or RDMA flow's lifetime, taken as its ideal FCT plus the unloaded way back of its
     /// last ACK, cut at `duration`: a lower bound (congestion lengthens lifetimes).
@@ -96,7 +99,11 @@ impl Footprint {
         let sizes = [
             (
                 "packet_hops",
-                self.packet_hop_rows.saturating_mul(DISK_BYTES_PER_ROW[0]),
+                if self.packet_hops_bounded {
+                    0
+                } else {
+                    self.packet_hop_rows.saturating_mul(DISK_BYTES_PER_ROW[0])
+                },
             ),
             (
                 "queue_samples",

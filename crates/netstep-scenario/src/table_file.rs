@@ -83,8 +83,9 @@ impl Cell<'_> {
             Cell::Null => Ok(Vec::new()),
             Cell::List(values) => values
                 .iter()
-                .map(|&v| {
-                    u64::try_from(v).map_err(|_| format!("expected flow ids (>= 0), got {v}"))
+                .map(|&v| match v {
+                    NULL_ITEM => Err("a null inside the list; expected flow ids".to_string()),
+                    v => u64::try_from(v).map_err(|_| format!("expected flow ids (>= 0), got {v}")),
                 })
                 .collect(),
             Cell::Int(v) => {
@@ -304,9 +305,13 @@ enum Column<'a> {
         array: &'a dyn Array,
     },
     Int(Vec<Option<i128>>),
+    View(&'a arrow_array::StringViewArray),
     Float(&'a arrow_array::Float64Array),
-    List(&'a arrow_array::ListArray),
+    Lists(Vec<Option<Vec<i128>>>),
 }
+
+/// A null item inside a list column (refused by [`Cell::id_list`]).
+const NULL_ITEM: i128 = i128::MIN;
 
 fn ints(array: &dyn Array) -> Option<Vec<Option<i128>>> {
     macro_rules! collect {
@@ -346,8 +351,34 @@ impl<'a> Column<'a> {
                     array: array.as_ref(),
                 }
             }
+            DataType::Utf8View => Column::View(array.as_string_view()),
             DataType::Float64 => Column::Float(array.as_primitive()),
-            DataType::List(_) => Column::List(array.as_list::<i32>()),
+            DataType::List(item) | DataType::LargeList(item) => {
+                let lists: Vec<Option<ArrayRef>> = match array.data_type() {
+                    DataType::List(_) => array.as_list::<i32>().iter().collect(),
+                    _ => array.as_list::<i64>().iter().collect(),
+                };
+                let mut rows = Vec::with_capacity(lists.len());
+                for list in lists {
+                    rows.push(match list {
+                        None => None,
+                        Some(values) => Some(
+                            ints(values.as_ref())
+                                .ok_or_else(|| {
+                                    format!(
+                                        "{shown}: column {name:?} is a list of {}; expected a list of integers",
+                                        item.data_type()
+                                    )
+                                })?
+                                .into_iter()
+                                // A null item is no flow id: refused when the list is read.
+                                .map(|v| v.unwrap_or(NULL_ITEM))
+                                .collect(),
+                        ),
+                    });
+                }
+                Column::Lists(rows)
+            }
             _ => Column::Int(ints(array.as_ref()).ok_or_else(unsupported)?),
         })
     }
@@ -387,20 +418,17 @@ impl<'a> Column<'a> {
                     Cell::Float(a.value(r))
                 }
             }
-            Column::List(a) => {
+            Column::View(a) => {
                 if a.is_null(r) {
                     Cell::Null
                 } else {
-                    let values = a.value(r);
-                    Cell::List(
-                        ints(values.as_ref())
-                            .unwrap_or_default()
-                            .into_iter()
-                            .flatten()
-                            .collect(),
-                    )
+                    Cell::Text(a.value(r))
                 }
             }
+            Column::Lists(rows) => match &rows[r] {
+                None => Cell::Null,
+                Some(values) => Cell::List(values.clone()),
+            },
         }
     }
 }

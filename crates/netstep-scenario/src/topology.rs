@@ -844,6 +844,13 @@ pub fn read_files(
                 Some(n) if !n.is_empty() => n.into_owned(),
                 _ => return Err(file.error(at, "name", "missing")),
             };
+            if (hosts.len() + switches.len()) as u64 >= crate::limits::MAX_NODES {
+                return Err(file.error(
+                    at,
+                    "name",
+                    &format!("more than {} nodes (the limit)", crate::limits::MAX_NODES),
+                ));
+            }
             match cells[1]
                 .text()
                 .map_err(|m| file.error(at, "kind", &m))?
@@ -995,7 +1002,7 @@ pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>
             fat_tree_k(*k)?;
             let (host, fabric) = tiers(links, host_links, fabric_links)?;
             let edges = (*k as u64) * (*k as u64) / 2;
-            let per_edge = hosts_per_edge.map_or(*k as u64 / 2, u64::from);
+            let per_edge = at_least_one(hosts_per_edge.unwrap_or(*k / 2), "hosts_per_edge")? as u64;
             (edges * per_edge, vec![host, fabric])
         }
         TopologyConfig::LeafSpine {

@@ -146,7 +146,7 @@ pub fn validate(
                     netstep_scenario::limits::human_bytes(f.memory_bytes())
                 ),
                 format!(
-                    "the topology ({} hosts) is too large to build for validation: sizes, flows and memory are computed; host names, packets, routes and failures are checked when a run builds it",
+                    "the topology ({} hosts) is too large to build for validation: sizes, flows and memory are computed; host names, the traffic blocks' settings, packets, routes and failures are checked when a run builds it",
                     e.hosts
                 ),
                 format!("setup took {:.2} s", started.elapsed().as_secs_f64()),

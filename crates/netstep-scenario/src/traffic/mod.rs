@@ -853,6 +853,9 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                 let template = transport_of(transport)?;
                 let class = traffic_class(*class, &path.key("class"))?;
                 let rate = parse_rate(rate).map_err(|e| Invalid::unit(path.key("rate"), e))?;
+                if rate.0 == 0 {
+                    return Err(Invalid::new(path.key("rate"), "must be positive"));
+                }
                 let positive = |value: &String, field: &str| -> Result<SimTime, Invalid> {
                     let t = parse_duration(value).map_err(|e| Invalid::unit(path.key(field), e))?;
                     if t == SimTime::ZERO {
@@ -892,7 +895,7 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                         })
                         .collect(),
                 };
-                let cycles = span.0 as f64 / (on.0 + off.0) as f64 + 1.0;
+                let cycles = span.0 as f64 / on.0.saturating_add(off.0) as f64 + 1.0;
                 ctx.check_flows(
                     flows.len(),
                     (pairs.len() as f64 * cycles).ceil() as u64,
@@ -1309,7 +1312,7 @@ fn host_list(
             Some(_) => {
                 return Err(Invalid::new(
                     path.index(i),
-                    format!("{name:?} is a switch; ranks are hosts"),
+                    format!("{name:?} is a switch; expected a host"),
                 ));
             }
             None => {
@@ -1322,7 +1325,7 @@ fn host_list(
         if !seen.insert(id) {
             return Err(Invalid::new(
                 path.index(i),
-                format!("{name:?} is listed twice; each host is one rank"),
+                format!("{name:?} is listed twice; each host appears once"),
             ));
         }
         ids.push(id);
@@ -1727,8 +1730,9 @@ fn explicit_path(
 
 /// How many flows `blocks` generate on a topology of `hosts` hosts whose host links run at
 /// `host_rate_bps`, by arithmetic (Poisson: the expected count), without generating them: the
-/// counts `netstep validate` gives for a topology too large to build. Names in the blocks are
-/// not looked up here.
+/// counts `netstep validate` gives for a topology too large to build. The blocks are counted,
+/// not checked (host names and the settings whose check needs the topology are checked when
+/// a run generates them); a Poisson load outside (0, 1] is refused, since the count follows it.
 pub fn count_flows(
     blocks: &[TrafficConfig],
     hosts: u64,
@@ -1770,7 +1774,7 @@ pub fn count_flows(
                 let t = |v: &String, field: &str| {
                     parse_duration(v).map_err(|e| Invalid::unit(path.key(field), e))
                 };
-                let cycle = (t(on, "on")?.0 + t(off, "off")?.0).max(1);
+                let cycle = t(on, "on")?.0.saturating_add(t(off, "off")?.0).max(1);
                 let cycles = t(duration, "duration")?.0.div_ceil(cycle) + 1;
                 sources.map_or(hosts, u64::from).saturating_mul(cycles)
             }
@@ -1795,6 +1799,12 @@ pub fn count_flows(
                 max_flows,
                 ..
             } => {
+                if !(*load > 0.0 && *load <= 1.0) {
+                    return Err(Invalid::new(
+                        path.key("load"),
+                        format!("must be in (0, 1], got {load}"),
+                    ));
+                }
                 let span =
                     parse_duration(duration).map_err(|e| Invalid::unit(path.key("duration"), e))?;
                 let sizes = SizeCdf::load(&resolve_cdf_path(cdf, base_dir))

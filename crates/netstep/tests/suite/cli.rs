@@ -285,6 +285,19 @@ fn validate_counts_large_generated_topologies_by_arithmetic() {
         );
         assert!(stdout.contains("lookahead 1.003us"), "{name}: {stdout}");
     }
+    // The arithmetic path refuses what the build would: no hosts under an edge switch.
+    std::fs::write(
+        dir.path().join("empty.toml"),
+        "[topology]\nkind = \"fat_tree\"\nk = 128\nhosts_per_edge = 0\n[[traffic]]\nkind = \"random_pairs\"\ncount = 1\nsize = \"1KB\"\n",
+    )
+    .unwrap();
+    let out = netstep()
+        .args(["validate"])
+        .arg(dir.path().join("empty.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("topology.hosts_per_edge"));
     // A small one is built: its packets are counted and its names checked.
     std::fs::write(
         dir.path().join("small.toml"),

@@ -383,4 +383,25 @@ fn a_run_expected_past_its_disk_budget_is_refused_before_it_starts() {
         0,
         "nothing written"
     );
+    // With a duration the packet_hops estimate is only an upper bound: no refusal before the
+    // run (the guard watches the rows written).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args([
+            "run",
+            "--trace",
+            "packet_hops",
+            "--max-disk",
+            "1MB",
+            "--quiet",
+        ])
+        .args(["--set", "simulation.duration=\"100us\"", "--out"])
+        .arg(dir.path().join("short"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

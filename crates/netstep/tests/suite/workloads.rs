@@ -557,6 +557,58 @@ fn the_trace_example_does_what_its_header_says_from_csv_and_parquet() {
     let p = scenario(&text, &[]);
     assert_eq!(p.model.flows.flows, s.model.flows.flows);
     assert_eq!(run_reference(&p), out);
+
+    // An `after` list of anything but integers, or with a null inside, is refused (never
+    // read as no dependency).
+    use arrow_array::builder::Float64Builder;
+    let write = |after: ArrayRef| {
+        let batch = RecordBatch::try_from_iter([
+            (
+                "src",
+                std::sync::Arc::new(StringArray::from(vec!["h0", "h1"])) as ArrayRef,
+            ),
+            (
+                "dst",
+                std::sync::Arc::new(StringArray::from(vec!["h4", "h5"])) as ArrayRef,
+            ),
+            (
+                "size_bytes",
+                std::sync::Arc::new(UInt64Array::from(vec![1000u64, 1000])),
+            ),
+            ("after", after),
+        ])
+        .unwrap();
+        let file = std::fs::File::create(dir.path().join("trace.parquet")).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        match netstep_scenario::load_str(
+            &text,
+            "t.toml",
+            "t",
+            None,
+            &[],
+            &netstep_scenario::Limits::machine(),
+        ) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let mut floats = ListBuilder::new(Float64Builder::new());
+    floats.append(false);
+    floats.values().append_value(0.0);
+    floats.append(true);
+    let e = write(std::sync::Arc::new(floats.finish()));
+    assert!(e.contains("expected a list of integers"), "{e}");
+    let mut nulls = ListBuilder::new(UInt32Builder::new());
+    nulls.append(false);
+    nulls.values().append_null();
+    nulls.append(true);
+    let e = write(std::sync::Arc::new(nulls.finish()));
+    assert!(
+        e.contains("row id 1") && e.contains("a null inside the list"),
+        "{e}"
+    );
 }
 
 /// A flow file's errors name the file, the row id (and CSV line) and the column.
