@@ -866,6 +866,18 @@ fn estimate(
             None => 40,
         };
         smallest = smallest.min(min);
+        // A flow file's rows may name the block's other transports.
+        if let config::TrafficConfig::FlowFile {
+            transports: Some(named),
+            ..
+        } = block
+        {
+            for (name, t) in named {
+                let t = traffic::resolve_transport(t, path.key("transports").key(name))?;
+                let (spec, size) = t.for_flow(Some(netstep_core::units::Bytes(1)), None, &path)?;
+                smallest = smallest.min(spec.min_packet(size).0);
+            }
+        }
     }
     if parsed.switch.pfc.is_some() {
         smallest = smallest.min(netstep_core::pfc::FRAME_BYTES as u64);

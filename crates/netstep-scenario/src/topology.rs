@@ -912,6 +912,8 @@ fn read_links(
     let mut links = Vec::with_capacity(table.known_rows().unwrap_or(0) as usize);
     // Distinct parameter sets (usually a handful) and their class.
     let mut seen: HashMap<LinkParams, u16> = HashMap::new();
+    // `topology.defaults` alone first, so its own errors name it, not a row of the file.
+    class(&LinkConfig::default(), &path)?;
     table
         .for_each_row(&LINK_COLUMNS, &LINK_COLUMNS, |at, cells| {
             let err = |column: &str, message: &str| table.error(at, column, message);
@@ -929,7 +931,7 @@ fn read_links(
                 return Err(err("b", "a link from a node to itself"));
             }
             // One value per quantity: text with its unit, or an integer in the column's unit.
-            let pick = |text: usize, ints: &[(usize, &str)]| -> Result<Option<String>, String> {
+            let pick = |text: usize, ints: &[(usize, &str)]| -> Result<Option<(&str, String)>, String> {
                 let mut found: Option<(&str, String)> = None;
                 if let Some(t) = cells[text].text().map_err(|m| err(LINK_COLUMNS[text], &m))? {
                     found = Some((LINK_COLUMNS[text], t.into_owned()));
@@ -942,16 +944,27 @@ fn read_links(
                         found = Some((LINK_COLUMNS[i], format!("{v}{unit}")));
                     }
                 }
-                Ok(found.map(|(_, v)| v))
+                Ok(found)
             };
             let rate = pick(2, &[(3, "bps")])?;
             let delay = pick(4, &[(5, "ns"), (6, "ps")])?;
             let buffer = pick(7, &[(8, "B"), (9, "pkts")])?;
+            // The column each quantity came from, for errors.
+            let used = |quantity: &str| -> &str {
+                let given = match quantity {
+                    "rate" => &rate,
+                    "delay" => &delay,
+                    "buffer" => &buffer,
+                    _ => &None,
+                };
+                given.as_ref().map_or("loss", |(column, _)| column)
+            };
             let loss = match &cells[10] {
                 Cell::Null => None,
                 cell => cell.number().map_err(|m| err("loss", &m))?,
             };
-            let key = (rate, delay, buffer, loss.map(f64::to_bits));
+            let value = |q: &Option<(&str, String)>| q.as_ref().map(|(_, v)| v.clone());
+            let key = (value(&rate), value(&delay), value(&buffer), loss.map(f64::to_bits));
             let index = match seen.get(&key) {
                 Some(&i) => i,
                 None => {
@@ -966,9 +979,8 @@ fn read_links(
                         policer: None,
                     };
                     let i = class(&config, &FieldPath::of(&["link"])).map_err(|e| {
-                        let column = e.path.to_string();
-                        let column = column.rsplit('.').next().unwrap_or("rate");
-                        err(column, &e.message)
+                        let field = e.path.to_string();
+                        err(used(field.rsplit('.').next().unwrap_or("loss")), &e.message)
                     })?;
                     seen.insert(key, i);
                     i

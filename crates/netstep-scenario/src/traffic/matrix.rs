@@ -50,13 +50,23 @@ impl Matrix {
             let err = |column: &str, message: &str| file.error(at, column, message);
             let mut ends = Vec::with_capacity(2);
             for (i, column) in ["src", "dst"].into_iter().enumerate() {
-                let name = cells[i]
-                    .text()
-                    .map_err(|m| err(column, &m))?
-                    .ok_or_else(|| err(column, "missing"))?;
-                let node = *names
-                    .get(name.as_ref())
-                    .ok_or_else(|| err(column, &format!("unknown node {name:?}")))?;
+                // A name (text), or in Parquet an integer column's node index (as flow files).
+                let node = match &cells[i] {
+                    crate::table_file::Cell::Int(n) => u32::try_from(*n)
+                        .ok()
+                        .filter(|&n| (n as usize) < topology.nodes.len())
+                        .ok_or_else(|| err(column, &format!("node index {n} is not in the topology")))?,
+                    cell => {
+                        let name = cell
+                            .text()
+                            .map_err(|m| err(column, &m))?
+                            .ok_or_else(|| err(column, "missing"))?;
+                        *names
+                            .get(name.as_ref())
+                            .ok_or_else(|| err(column, &format!("unknown node {name:?}")))?
+                    }
+                };
+                let name = &topology.nodes[node as usize].name;
                 let kind = topology.nodes[node as usize].kind;
                 match kinds {
                     None => kinds = Some(kind),

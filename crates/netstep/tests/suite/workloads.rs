@@ -783,6 +783,12 @@ fn custom_topologies_from_node_and_link_files_equal_their_toml_form() {
             "topology.links_file",
             "column 2 is \"c\"",
         ),
+        (
+            good_nodes,
+            "a,b,rate_bps\nb,s1,0\n",
+            "topology.links_file",
+            "row id 0 (line 2), column \"rate_bps\"",
+        ),
     ];
     for (nodes, links, field, expected) in cases {
         let e = err(nodes, links);
