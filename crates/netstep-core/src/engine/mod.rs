@@ -3,7 +3,7 @@
 //!
 //! - [`window`]: the production engine. Time advances in windows `[T, T + W)` where `T` is the
 //!   earliest pending event anywhere (idle time is skipped). Every LP with work in the window
-//!   processes its events in key order, in parallel (rayon); cross-LP messages are exchanged at
+//!   processes its events in key order, in parallel (threads kept spinning between windows); cross-LP messages are exchanged at
 //!   the barrier. With `W <= lookahead` this is exactly a sequential simulation.
 //! - [`mod@reference`]: a plain global event heap, one event at a time. Test support: the
 //!   differential tests require identical results from both.

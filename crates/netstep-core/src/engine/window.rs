@@ -20,7 +20,8 @@
 //! [`WindowMode::Quantized`] windows are aligned to multiples of `q`, and an arrival due inside
 //! the window it was sent in waits for that window's end: `max(t, window_end)`.
 
-use rayon::prelude::*;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::chunk::{Chunk, Inbox};
 use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
@@ -39,13 +40,12 @@ pub struct WindowEngine<'m> {
     inboxes: Vec<Inbox>,
     /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
     telemetry: bool,
-    pool: Option<rayon::ThreadPool>,
     stats: RunStats,
     /// Set from outside (a signal): the run stops before its next window.
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// Chunks per worker thread: enough for rayon to balance uneven chunks.
+/// Chunks per worker thread (each thread runs a contiguous block of them).
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// Why the engine cannot run a model.
@@ -67,18 +67,10 @@ pub enum EngineError {
     /// A quantized window of width zero.
     #[error("window width must be positive")]
     ZeroWindow,
-    /// The thread pool could not be built.
-    #[error("cannot start {threads} worker threads: {message}")]
-    ThreadPool {
-        /// Threads asked for.
-        threads: usize,
-        /// The OS error.
-        message: String,
-    },
 }
 
 impl<'m> WindowEngine<'m> {
-    /// Prepares a run: checks the lookahead, builds the pool, loads the initial events.
+    /// Prepares a run: checks the lookahead, loads the initial events.
     pub fn new(model: &'m Model, config: EngineConfig) -> Result<WindowEngine<'m>, EngineError> {
         let n_nodes = model.net.n_nodes();
         if n_nodes as u64 > super::event::MAX_LPS {
@@ -95,19 +87,6 @@ impl<'m> WindowEngine<'m> {
             WindowMode::Exact => lookahead,
             WindowMode::Quantized(q) if q == SimTime::ZERO => return Err(EngineError::ZeroWindow),
             WindowMode::Quantized(q) => q,
-        };
-        let pool = if config.threads > 1 {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(config.threads)
-                    .build()
-                    .map_err(|e| EngineError::ThreadPool {
-                        threads: config.threads,
-                        message: e.to_string(),
-                    })?,
-            )
-        } else {
-            None
         };
         // A power of two, so a node's chunk and slot are a mask and a shift of its id.
         let n_chunks = if config.threads > 1 {
@@ -127,7 +106,6 @@ impl<'m> WindowEngine<'m> {
                 .collect(),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
             telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
-            pool,
             stop: None,
             stats: RunStats {
                 window: width,
@@ -163,15 +141,27 @@ impl<'m> WindowEngine<'m> {
     /// Runs to the end, handing hop records and queue samples to `trace` in deterministic
     /// order (see [`TraceSink`]).
     pub fn run_traced(
-        mut self,
+        self,
         progress: impl FnMut(SimTime) + Send,
         trace: &mut (impl TraceSink + Send),
     ) -> Result<RunOutput, RunError> {
-        // The window loop itself runs on a pool thread, so each window's fork-join is a cheap
-        // in-pool join rather than a job injected from outside the pool.
-        match self.pool.take() {
-            Some(pool) => pool.install(|| self.run_loop(progress, trace, true)),
-            None => self.run_loop(progress, trace, false),
+        // With more than one thread, the other threads run for the whole run (a `Team`) and
+        // the window loop runs on this one.
+        if self.config.threads > 1 {
+            let workers = self.config.threads - 1;
+            let team = Team::new(workers);
+            let model = self.model;
+            std::thread::scope(|scope| {
+                for w in 0..workers {
+                    let team = &team;
+                    scope.spawn(move || team.work(w, model));
+                }
+                let result = self.run_loop(progress, trace, Some(&team));
+                team.quit.store(true, Ordering::Release);
+                result
+            })
+        } else {
+            self.run_loop(progress, trace, None)
         }
     }
 
@@ -228,7 +218,7 @@ impl<'m> WindowEngine<'m> {
         mut self,
         mut progress: impl FnMut(SimTime),
         trace: &mut impl TraceSink,
-        parallel: bool,
+        team: Option<&Team>,
     ) -> Result<RunOutput, RunError> {
         let end = self.config.end.unwrap_or(SimTime::MAX);
         let model = self.model;
@@ -284,20 +274,24 @@ impl<'m> WindowEngine<'m> {
             self.stats.windows += 1;
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.
-            let step = |(chunk, inbox): (&mut Chunk, &mut Inbox)| {
-                chunk.deliver(inbox, n_chunks as u32, model, quantum.map(|_| sent_in));
-                chunk.process(bound, model);
-            };
-            if parallel {
-                self.chunks
-                    .par_iter_mut()
-                    .zip(self.inboxes.par_iter_mut())
-                    .for_each(step);
-            } else {
-                self.chunks
-                    .iter_mut()
-                    .zip(self.inboxes.iter_mut())
-                    .for_each(step);
+            let not_before = quantum.map(|_| sent_in);
+            match team {
+                Some(team) => team.step(
+                    &mut self.chunks,
+                    &mut self.inboxes,
+                    Window {
+                        bound,
+                        not_before,
+                        n_chunks: n_chunks as u32,
+                    },
+                    model,
+                ),
+                None => Window {
+                    bound,
+                    not_before,
+                    n_chunks: n_chunks as u32,
+                }
+                .run(&mut self.chunks, &mut self.inboxes, model),
             }
             if self.model.trace.packet_hops.is_some() {
                 for chunk in &mut self.chunks {
@@ -356,5 +350,142 @@ impl<'m> WindowEngine<'m> {
                 .map(|state| &**state),
             stats,
         ))
+    }
+}
+
+/// What every chunk does in one window.
+#[derive(Clone, Copy)]
+struct Window {
+    bound: SimTime,
+    not_before: Option<SimTime>,
+    n_chunks: u32,
+}
+
+impl Window {
+    /// Each chunk takes the messages of the previous window, then runs its LPs due before
+    /// `bound`.
+    fn run(self, chunks: &mut [Chunk], inboxes: &mut [Inbox], model: &Model) {
+        for (chunk, inbox) in chunks.iter_mut().zip(inboxes.iter_mut()) {
+            chunk.deliver(inbox, self.n_chunks, model, self.not_before);
+            chunk.process(self.bound, model);
+        }
+    }
+}
+
+/// One worker's share of a window: its chunks (moved to it and back) and the window.
+struct Job {
+    chunks: Vec<Chunk>,
+    inboxes: Vec<Inbox>,
+    window: Window,
+}
+
+/// Worker threads kept running for the whole run, as Days does: between windows they spin on
+/// a flag instead of sleeping, so a window's fork and join cost no system call. Worker `w`
+/// handles the `w + 1`-th contiguous block of chunks; the calling thread the first. The
+/// chunks are independent within a window, so who runs which never changes a result.
+struct Team {
+    quit: AtomicBool,
+    posted: Vec<AtomicBool>,
+    finished: Vec<AtomicBool>,
+    slots: Vec<Mutex<Option<Job>>>,
+}
+
+impl Team {
+    fn new(workers: usize) -> Team {
+        Team {
+            quit: AtomicBool::new(false),
+            posted: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            finished: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            slots: (0..workers).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+
+    /// Worker `w`'s loop: wait (spinning) for a job, run it, hand it back.
+    fn work(&self, w: usize, model: &Model) {
+        loop {
+            let mut wait = Backoff::default();
+            while !self.posted[w].load(Ordering::Acquire) {
+                if self.quit.load(Ordering::Acquire) {
+                    return;
+                }
+                wait.snooze();
+            }
+            self.posted[w].store(false, Ordering::Relaxed);
+            let mut slot = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(job) = slot.as_mut() {
+                job.window.run(&mut job.chunks, &mut job.inboxes, model);
+            }
+            drop(slot);
+            self.finished[w].store(true, Ordering::Release);
+        }
+    }
+
+    /// Runs `window` over all chunks: hands each worker its block, runs the first block here,
+    /// then takes the blocks back in order.
+    fn step(
+        &self,
+        chunks: &mut Vec<Chunk>,
+        inboxes: &mut Vec<Inbox>,
+        window: Window,
+        model: &Model,
+    ) {
+        let workers = self.slots.len();
+        let n = chunks.len();
+        let per = n.div_ceil(workers + 1);
+        let mut posted = vec![false; workers];
+        for w in (0..workers).rev() {
+            let from = ((w + 1) * per).min(n);
+            if from >= chunks.len() {
+                continue;
+            }
+            let job = Job {
+                chunks: chunks.split_off(from),
+                inboxes: inboxes.split_off(from),
+                window,
+            };
+            *self.slots[w].lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
+            self.finished[w].store(false, Ordering::Relaxed);
+            self.posted[w].store(true, Ordering::Release);
+            posted[w] = true;
+        }
+        window.run(chunks, inboxes, model);
+        for (w, &was_posted) in posted.iter().enumerate() {
+            if !was_posted {
+                continue;
+            }
+            let mut wait = Backoff::default();
+            while !self.finished[w].load(Ordering::Acquire) {
+                wait.snooze();
+            }
+            let job = self.slots[w]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("the worker hands its job back");
+            chunks.extend(job.chunks);
+            inboxes.extend(job.inboxes);
+        }
+    }
+}
+
+/// Waiting for another thread: a short spin, then yielding the core on every try, so a thread
+/// that is waited for gets to run even when there are more threads than cores (tests run
+/// 4-thread engines side by side on 2 cores), and none ever sleeps in the kernel.
+#[derive(Default)]
+struct Backoff {
+    tries: u32,
+}
+
+impl Backoff {
+    /// Spins this many times before yielding.
+    const SPINS: u32 = 128;
+
+    fn snooze(&mut self) {
+        if self.tries < Self::SPINS {
+            self.tries += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
