@@ -384,51 +384,28 @@ impl<'a> Column<'a> {
     }
 
     fn cell(&self, r: usize) -> Cell<'_> {
+        let null = match self {
+            Column::Text(a) => a.is_null(r),
+            Column::LargeText(a) => a.is_null(r),
+            Column::View(a) => a.is_null(r),
+            Column::Dictionary { array, .. } => array.is_null(r),
+            Column::Float(a) => a.is_null(r),
+            Column::Int(v) => v[r].is_none(),
+            Column::Lists(rows) => rows[r].is_none(),
+        };
+        if null {
+            return Cell::Null;
+        }
         match self {
-            Column::Text(a) => {
-                if a.is_null(r) {
-                    Cell::Null
-                } else {
-                    Cell::Text(a.value(r))
-                }
+            Column::Text(a) => Cell::Text(a.value(r)),
+            Column::LargeText(a) => Cell::Text(a.value(r)),
+            Column::View(a) => Cell::Text(a.value(r)),
+            Column::Dictionary { keys, values, .. } => {
+                Cell::Text(values.as_string::<i32>().value(keys[r]))
             }
-            Column::LargeText(a) => {
-                if a.is_null(r) {
-                    Cell::Null
-                } else {
-                    Cell::Text(a.value(r))
-                }
-            }
-            Column::Dictionary {
-                keys,
-                values,
-                array,
-            } => {
-                if array.is_null(r) {
-                    Cell::Null
-                } else {
-                    Cell::Text(values.as_string::<i32>().value(keys[r]))
-                }
-            }
+            Column::Float(a) => Cell::Float(a.value(r)),
             Column::Int(v) => v[r].map_or(Cell::Null, Cell::Int),
-            Column::Float(a) => {
-                if a.is_null(r) {
-                    Cell::Null
-                } else {
-                    Cell::Float(a.value(r))
-                }
-            }
-            Column::View(a) => {
-                if a.is_null(r) {
-                    Cell::Null
-                } else {
-                    Cell::Text(a.value(r))
-                }
-            }
-            Column::Lists(rows) => match &rows[r] {
-                None => Cell::Null,
-                Some(values) => Cell::List(values.clone()),
-            },
+            Column::Lists(rows) => rows[r].clone().map_or(Cell::Null, Cell::List),
         }
     }
 }

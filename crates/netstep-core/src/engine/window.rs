@@ -372,7 +372,8 @@ impl Window {
     }
 }
 
-/// One worker's share of a window: its chunks (moved to it and back) and the window.
+/// One worker's share of a window: its chunks (moved to it and back each window, into vectors
+/// that keep their capacity) and the window.
 struct Job {
     chunks: Vec<Chunk>,
     inboxes: Vec<Inbox>,
@@ -387,7 +388,7 @@ struct Team {
     quit: AtomicBool,
     posted: Vec<AtomicBool>,
     finished: Vec<AtomicBool>,
-    slots: Vec<Mutex<Option<Job>>>,
+    slots: Vec<Mutex<Job>>,
 }
 
 impl Team {
@@ -396,7 +397,19 @@ impl Team {
             quit: AtomicBool::new(false),
             posted: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             finished: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            slots: (0..workers).map(|_| Mutex::new(None)).collect(),
+            slots: (0..workers)
+                .map(|_| {
+                    Mutex::new(Job {
+                        chunks: Vec::new(),
+                        inboxes: Vec::new(),
+                        window: Window {
+                            bound: SimTime::ZERO,
+                            not_before: None,
+                            n_chunks: 0,
+                        },
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -411,11 +424,10 @@ impl Team {
                 wait.snooze();
             }
             self.posted[w].store(false, Ordering::Relaxed);
-            let mut slot = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(job) = slot.as_mut() {
-                job.window.run(&mut job.chunks, &mut job.inboxes, model);
-            }
-            drop(slot);
+            let mut guard = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
+            let job = &mut *guard;
+            job.window.run(&mut job.chunks, &mut job.inboxes, model);
+            drop(guard);
             self.finished[w].store(true, Ordering::Release);
         }
     }
@@ -429,41 +441,33 @@ impl Team {
         window: Window,
         model: &Model,
     ) {
-        let workers = self.slots.len();
         let n = chunks.len();
-        let per = n.div_ceil(workers + 1);
-        let mut posted = vec![false; workers];
-        for w in (0..workers).rev() {
-            let from = ((w + 1) * per).min(n);
-            if from >= chunks.len() {
+        let per = n.div_ceil(self.slots.len() + 1);
+        // Worker `w`'s block starts here; a start at or past the end is no block.
+        let block = |w: usize| ((w + 1) * per).min(n);
+        // From the last block down, so each block is the tail of what is left. The chunks move
+        // into the worker's vectors, which keep their capacity: no allocation per window.
+        for w in (0..self.slots.len()).rev() {
+            if block(w) >= n {
                 continue;
             }
-            let job = Job {
-                chunks: chunks.split_off(from),
-                inboxes: inboxes.split_off(from),
-                window,
-            };
-            *self.slots[w].lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
+            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
+            job.chunks.extend(chunks.drain(block(w)..));
+            job.inboxes.extend(inboxes.drain(block(w)..));
+            job.window = window;
+            drop(job);
             self.finished[w].store(false, Ordering::Relaxed);
             self.posted[w].store(true, Ordering::Release);
-            posted[w] = true;
         }
         window.run(chunks, inboxes, model);
-        for (w, &was_posted) in posted.iter().enumerate() {
-            if !was_posted {
-                continue;
-            }
+        for w in (0..self.slots.len()).filter(|&w| block(w) < n) {
             let mut wait = Backoff::default();
             while !self.finished[w].load(Ordering::Acquire) {
                 wait.snooze();
             }
-            let job = self.slots[w]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take()
-                .expect("the worker hands its job back");
-            chunks.extend(job.chunks);
-            inboxes.extend(job.inboxes);
+            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
+            chunks.append(&mut job.chunks);
+            inboxes.append(&mut job.inboxes);
         }
     }
 }

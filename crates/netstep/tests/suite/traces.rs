@@ -255,6 +255,21 @@ fn mm1_sojourn_from_packet_hops_matches_theory() {
     );
 }
 
+/// Runs `s` on one thread with exactly the trace tables its model asks for.
+fn run_as_configured(s: &netstep_scenario::Scenario) -> netstep_core::engine::trace::MemoryTrace {
+    let mut trace = netstep_core::engine::trace::MemoryTrace::default();
+    let config = netstep_core::engine::EngineConfig {
+        threads: 1,
+        window: WindowMode::Exact,
+        end: s.meta.duration,
+    };
+    netstep_core::engine::window::WindowEngine::new(&s.model, config)
+        .unwrap()
+        .run_traced(|_| {}, &mut trace)
+        .unwrap();
+    trace
+}
+
 /// The `packet_hops` row estimate that `validate` prints and the limits check (every data
 /// packet over its route, every ACK back, after filters and sampling) is within 10 % of the
 /// rows a run writes: exact for open-loop traffic without loss, and close for TCP, whose
@@ -277,16 +292,7 @@ fn the_packet_hop_estimate_is_within_ten_percent_of_the_rows_written() {
         let mut s = scenario_file(file, &with_table);
         let estimate = s.meta.footprint.packet_hop_rows as f64;
         s.model.trace.packet_hops = Some(netstep_core::engine::trace::HopFilter::all());
-        let mut trace = netstep_core::engine::trace::MemoryTrace::default();
-        let config = netstep_core::engine::EngineConfig {
-            threads: 1,
-            window: WindowMode::Exact,
-            end: s.meta.duration,
-        };
-        netstep_core::engine::window::WindowEngine::new(&s.model, config)
-            .unwrap()
-            .run_traced(|_| {}, &mut trace)
-            .unwrap();
+        let trace = run_as_configured(&s);
         let written = trace.hops.len() as f64;
         assert!(
             (estimate - written).abs() <= 0.1 * written,
@@ -330,16 +336,7 @@ fn the_cc_sample_estimate_bounds_the_rows_written_from_below() {
     ];
     for (what, s) in cases {
         let estimate = s.meta.footprint.cc_sample_rows as f64;
-        let mut trace = netstep_core::engine::trace::MemoryTrace::default();
-        let config = netstep_core::engine::EngineConfig {
-            threads: 1,
-            window: WindowMode::Exact,
-            end: s.meta.duration,
-        };
-        netstep_core::engine::window::WindowEngine::new(&s.model, config)
-            .unwrap()
-            .run_traced(|_| {}, &mut trace)
-            .unwrap();
+        let trace = run_as_configured(&s);
         let written = trace.cc.len() as f64;
         assert!(
             estimate > 0.0 && estimate <= written,
