@@ -34,6 +34,10 @@ pub struct FlowSpec {
     pub class: u8,
     /// Flows that must finish before this one starts (`None`: it starts at `start`).
     pub after: Option<Box<Dependencies>>,
+    /// The flow's source and destination port numbers, `[sport, dport]`, when its input gave
+    /// them (a flow file's `sport` / `dport` columns, as the HPCC simulator's flow files do):
+    /// labels carried to the HPCC-format output, not used to route.
+    pub ports: Option<[u16; 2]>,
 }
 
 /// What a flow waits for: other flows' finish, then a delay (compute time).

@@ -416,6 +416,7 @@ mod tests {
             path: None,
             class: 0,
             after: None,
+            ports: None,
         };
         spawn_flows(&mut world, vec![flow], 7);
         let model = build_model(&mut world).unwrap();

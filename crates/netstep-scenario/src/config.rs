@@ -615,6 +615,12 @@ pub enum TransportConfig {
         base_rtt: Option<String>,
         /// HPCC: react to every ACK (true) or once per round trip.
         fast_react: Option<bool>,
+        /// The highest rate a flow sends at (the HPCC simulator's `MAX_RATE`).
+        max_rate: Option<String>,
+        /// At most this many payload bytes in flight (the HPCC simulator's `FIXED_WIN`).
+        window: Option<String>,
+        /// Scale `window` by the current rate over the highest (`VAR_WIN`).
+        variable_window: Option<bool>,
     },
 }
 

@@ -1539,6 +1539,24 @@ mod tests {
                 ("max_stage", h.max_stage.to_string()),
                 ("base_rtt", "the flow's unloaded round trip".into()),
                 ("fast_react", h.fast_react.to_string()),
+                (
+                    "max_rate",
+                    match r.max_rate_bps {
+                        None => "the NIC's line rate".into(),
+                        Some(x) => rate(x),
+                    },
+                ),
+                (
+                    "window",
+                    match r.window {
+                        None => "none".into(),
+                        Some(w) => w.bytes.to_string(),
+                    },
+                ),
+                (
+                    "variable_window",
+                    r.window.is_some_and(|w| w.variable).to_string(),
+                ),
             ],
         );
     }

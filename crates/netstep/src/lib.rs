@@ -3,6 +3,7 @@
 //! can call it.
 
 pub mod compare;
+pub mod hpcc;
 pub mod interrupt;
 pub mod output;
 pub mod summary;
@@ -65,6 +66,8 @@ pub struct RunRequest {
     /// `--max-disk`: the output budget, watched while the run writes (default: the free space
     /// of the output's file system).
     pub max_disk: Option<String>,
+    /// `--format hpcc` / `hpcc-m3`: also write the HPCC simulator's `fct.txt` and `pfc.txt`.
+    pub format: Option<hpcc::export::FctFormat>,
 }
 
 /// The result of a completed run.
@@ -298,6 +301,16 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     output::write(&staging, &scenario, &tables, &output)
         .context("writing the run folder")
         .map_err(CliError::Internal)?;
+    if let Some(format) = request.format {
+        let ids = hpcc::export::simulator_ids(&mut scenario);
+        let fct = hpcc::export::fct_txt(&scenario, &ids, &tables, format);
+        let pfc = hpcc::export::pfc_txt(&scenario, &ids, &output.pfc_events);
+        for (name, text) in [("fct.txt", fct), ("pfc.txt", pfc)] {
+            std::fs::write(staging.dir.join(name), text)
+                .with_context(|| format!("writing {name}"))
+                .map_err(CliError::Internal)?;
+        }
+    }
     stopped()?;
     staging.commit().map_err(CliError::Internal)?;
     Ok(RunReport {

@@ -73,9 +73,18 @@ enum Command {
         /// output's file system).
         #[arg(long, value_name = "SIZE")]
         max_disk: Option<String>,
+        /// Also write the HPCC simulator's fct.txt and pfc.txt into the run folder: `hpcc`
+        /// (upstream lines) or `hpcc-m3` (the m3/Parsimon fork's, with the flow id first).
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Turn another simulator's inputs into a netstep scenario.
+    Import {
+        #[command(subcommand)]
+        from: ImportFrom,
     },
     /// Check a scenario without running it.
     Validate {
@@ -135,6 +144,29 @@ enum Command {
         #[arg(long, value_name = "X")]
         max_nw1: Option<f64>,
     },
+}
+
+#[derive(Subcommand)]
+enum ImportFrom {
+    /// The HPCC ns-3 simulator (and its m3/Parsimon fork): its config file and the topology,
+    /// flow and trace files it names -> scenario.toml and flows.parquet.
+    Hpcc {
+        /// The simulator's config file (paths in it are looked up as written, then beside
+        /// the config, then in its parent folder).
+        config: PathBuf,
+        /// Output folder (default: the config's name without extension, here).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Extra output formats of `netstep run`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OutputFormat {
+    /// The upstream HPCC simulator's fct.txt lines and pfc.txt.
+    Hpcc,
+    /// The m3/Parsimon fork's fct.txt lines (flow id first) and pfc.txt.
+    HpccM3,
 }
 
 #[derive(Subcommand)]
@@ -302,9 +334,14 @@ fn main() -> ExitCode {
             sample_interval,
             max_memory,
             max_disk,
+            format,
             quiet,
         } => {
             let request = RunRequest {
+                format: format.map(|f| match f {
+                    OutputFormat::Hpcc => netstep::hpcc::export::FctFormat::Upstream,
+                    OutputFormat::HpccM3 => netstep::hpcc::export::FctFormat::M3,
+                }),
                 scenario,
                 out,
                 threads,
@@ -327,6 +364,30 @@ output         {}
                 }
                 ExitCode::SUCCESS
             })
+        }
+        Command::Import {
+            from: ImportFrom::Hpcc { config, out },
+        } => {
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from(config.file_stem().unwrap_or(std::ffi::OsStr::new("hpcc")))
+            });
+            netstep::hpcc::import_into(&config, &out)
+                .map_err(CliError::BadInput)
+                .map(|(scenario, imported)| {
+                    for line in &imported.not_modeled {
+                        eprintln!("not modeled: {line}");
+                    }
+                    emit(&format!(
+                        "imported {} flows ({:?} flow file, {:?} config) into {}\nrun it: netstep run {} --format {}\n",
+                        imported.flows.len(),
+                        imported.format,
+                        imported.variant,
+                        scenario.display(),
+                        scenario.display(),
+                        if imported.format == netstep::hpcc::files::FlowFormat::WithId { "hpcc-m3" } else { "hpcc" }
+                    ));
+                    ExitCode::SUCCESS
+                })
         }
         Command::Validate {
             scenario,

@@ -251,6 +251,7 @@ pub fn expand(
                                 delay,
                             })
                         }),
+                        ports: None,
                     });
                     tags.push(CollectiveStep {
                         job: plan.job,

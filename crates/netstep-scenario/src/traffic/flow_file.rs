@@ -7,7 +7,8 @@
 //! `start_ns`, `start_ps` (integers) or `start` (`"1.5us"`; default 0), and optionally `class`
 //! (0-7), `transport` (a name from the block's `transports`), `after` (row ids, from 0, of the
 //! flows in this file it waits for: a Parquet list of integers, or text such as `"3 17"`) and
-//! `delay_ns` or `delay` (with `after`).
+//! `delay_ns` or `delay` (with `after`), and `sport` and `dport` (port numbers, labels carried
+//! to the HPCC-format output).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,7 +21,7 @@ use crate::error::{FieldPath, Invalid};
 use crate::table_file::{Cell, RowAt, TableFile};
 
 /// The columns a flow file may have.
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 15] = [
     "src",
     "dst",
     "size_bytes",
@@ -34,6 +35,8 @@ pub const COLUMNS: [&str; 13] = [
     "after",
     "delay_ns",
     "delay",
+    "sport",
+    "dport",
 ];
 
 /// What a `flow_file` block reads with.
@@ -86,6 +89,8 @@ impl FlowFile<'_> {
                     after,
                     delay_ns,
                     delay,
+                    sport,
+                    dport,
                 ] = cells
                 else {
                     unreachable!("one cell per column")
@@ -156,6 +161,20 @@ impl FlowFile<'_> {
                     ["delay_ns", "delay_ps", "delay"],
                     &err,
                 )?;
+                let port = |cell: &Cell, column: &str| -> Result<Option<u16>, String> {
+                    match cell.unsigned().map_err(|m| err(column, &m))? {
+                        None => Ok(None),
+                        Some(p) => u16::try_from(p).map(Some).map_err(|_| {
+                            err(column, &format!("port numbers are 0 to 65535, got {p}"))
+                        }),
+                    }
+                };
+                let ports = match (port(sport, "sport")?, port(dport, "dport")?) {
+                    (Some(s), Some(d)) => Some([s, d]),
+                    (None, None) => None,
+                    (None, Some(_)) => return Err(err("sport", "missing (dport is given)")),
+                    (Some(_), None) => return Err(err("dport", "missing (sport is given)")),
+                };
                 let id = flows.len() as u32;
                 if !ids.is_empty() {
                     waits.push((id, ids, delay.unwrap_or(SimTime::ZERO), at));
@@ -174,6 +193,7 @@ impl FlowFile<'_> {
                     path: None,
                     class,
                     after: None,
+                    ports,
                 });
                 if flows.len().is_multiple_of(65_536) {
                     check(flows.len()).map_err(|e| e.message)?;

@@ -303,6 +303,9 @@ pub fn resolve_transport(
             max_stage,
             base_rtt,
             fast_react,
+            max_rate,
+            window,
+            variable_window,
         } => {
             use netstep_core::transport::rdma::dcqcn::DcqcnSpec;
             use netstep_core::transport::rdma::{RdmaCc, RdmaSpec};
@@ -487,6 +490,29 @@ pub fn resolve_transport(
                                 "unknown recovery {other:?}; expected \"go_back_n\" or \"selective_repeat\""
                             ),
                         ));
+                    }
+                },
+                max_rate_bps: match max_rate {
+                    Some(_) => Some(rate_at(max_rate, path.key("max_rate"), 0.0)?),
+                    None => None,
+                },
+                window: match (window, variable_window) {
+                    (None, Some(_)) => {
+                        return Err(Invalid::new(
+                            path.key("variable_window"),
+                            "scales `window`; give `window` too",
+                        ));
+                    }
+                    (None, None) => None,
+                    (Some(_), variable) => {
+                        let bytes = size_at(window, path.key("window"), Bytes(0))?;
+                        if bytes.0 == 0 {
+                            return Err(Invalid::new(path.key("window"), "must be positive"));
+                        }
+                        Some(netstep_core::transport::rdma::RdmaWindow {
+                            bytes: bytes.0,
+                            variable: variable.unwrap_or(false),
+                        })
                     }
                 },
                 ..r
@@ -918,6 +944,7 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                             path: None,
                             class,
                             after: None,
+                            ports: None,
                         });
                     }
                     ctx.check_flows(flows.len(), 0, &path.key("duration"))?;
@@ -1249,6 +1276,7 @@ pub fn generate(blocks: &[TrafficConfig], ctx: &TrafficContext<'_>) -> Result<Ge
                         path: None,
                         class,
                         after: None,
+                        ports: None,
                     });
                     generated += 1;
                 }
@@ -1514,6 +1542,7 @@ impl SameFlows {
             path: None,
             class: self.class,
             after: None,
+            ports: None,
         }
     }
 }
@@ -1667,6 +1696,7 @@ fn explicit_flow(
         path: explicit,
         class,
         after: None,
+        ports: None,
     })
 }
 

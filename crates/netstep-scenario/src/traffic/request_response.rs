@@ -51,6 +51,7 @@ pub fn exchanges(
                 delay,
             })
         }),
+        ports: None,
     };
     let mut previous: Option<(u32, SimTime)> = None;
     for i in 0..exchanges {

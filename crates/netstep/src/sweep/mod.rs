@@ -393,6 +393,7 @@ pub fn run_point(
         sample_interval: None,
         max_memory: max_memory.map(str::to_string),
         max_disk: None,
+        format: None,
     };
     let started = Instant::now();
     let result = crate::run(&request);

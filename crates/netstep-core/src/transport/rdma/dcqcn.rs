@@ -88,11 +88,12 @@ pub struct Dcqcn {
 }
 
 impl Dcqcn {
-    /// Starts at the line rate.
-    pub fn new(spec: DcqcnSpec, line_rate: f64) -> Dcqcn {
+    /// Starts at `start_rate` (the line rate, or a lower `max_rate`) with the target at the
+    /// line rate (the HPCC simulator's `m_targetRate = m_bps`).
+    pub fn new(spec: DcqcnSpec, line_rate: f64, start_rate: f64) -> Dcqcn {
         Dcqcn {
             spec,
-            rate: line_rate,
+            rate: start_rate,
             target: line_rate,
             alpha: 1.0,
             line_rate,
@@ -208,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_cnp_cuts_by_alpha_half_then_fast_recovery_halves_the_gap() {
-        let mut d = Dcqcn::new(DcqcnSpec::default(), 100e9);
+        let mut d = Dcqcn::new(DcqcnSpec::default(), 100e9, 100e9);
         let mut timers = Vec::new();
         d.on_cnp(SimTime::from_us(10), &mut timers);
         // The first check, 4 us + 1 ns later, cuts with alpha = 1: half the rate.
@@ -234,7 +235,7 @@ mod tests {
 
     #[test]
     fn only_one_cut_per_check_however_many_cnps() {
-        let mut d = Dcqcn::new(DcqcnSpec::default(), 100e9);
+        let mut d = Dcqcn::new(DcqcnSpec::default(), 100e9, 100e9);
         let mut timers = Vec::new();
         d.on_cnp(SimTime::from_us(10), &mut timers);
         run_timers(&mut d, &mut timers, SimTime::from_us(15));

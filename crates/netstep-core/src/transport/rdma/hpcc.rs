@@ -65,10 +65,14 @@ pub struct Hpcc {
     pub reference: f64,
     /// Smoothed normalized inflight U.
     pub u: f64,
-    line_rate: f64,
+    /// The highest rate: the line rate or a lower `max_rate`.
+    max_rate: f64,
     rate_ai: f64,
     /// Base RTT, seconds.
     base_rtt: f64,
+    /// The time a queue is measured against, seconds: `T`, or with a window `W` (the HPCC
+    /// simulator's `FIXED_WIN`) `W / max rate`, as in its `u = qlen x max_rate / (B W)`.
+    queue_time: f64,
     inc_stage: u32,
     last_update_seq: u32,
     /// The records of the last ACK (`L`), once one arrived (boxed: a stack is 264 bytes).
@@ -76,17 +80,28 @@ pub struct Hpcc {
 }
 
 impl Hpcc {
-    /// Starts at the line rate (a window of one bandwidth-delay product), with base RTT
-    /// `base_rtt` (the spec's, or the flow's own when the spec leaves it open).
-    pub fn new(spec: HpccSpec, line_rate: f64, base_rtt: SimTime) -> Hpcc {
+    /// Starts at `min(line_rate, max_rate)` (a window of one bandwidth-delay product) with the
+    /// reference rate at the line rate (the HPCC simulator's), base RTT `base_rtt` (the
+    /// spec's, or the flow's own when the spec leaves it open), and queues measured against
+    /// `window` bytes when the sender has one.
+    pub fn new(
+        spec: HpccSpec,
+        line_rate: f64,
+        max_rate: f64,
+        base_rtt: SimTime,
+        window: Option<u64>,
+    ) -> Hpcc {
+        let max_rate = line_rate.min(max_rate);
+        let base_rtt = spec.base_rtt.unwrap_or(base_rtt).as_secs_f64();
         Hpcc {
             spec,
-            rate: line_rate,
+            rate: max_rate,
             reference: line_rate,
             u: 0.0,
-            line_rate,
+            max_rate,
             rate_ai: spec.rate_ai_bps.unwrap_or(line_rate / 2500.0),
-            base_rtt: spec.base_rtt.unwrap_or(base_rtt).as_secs_f64(),
+            base_rtt,
+            queue_time: window.map_or(base_rtt, |w| w as f64 * 8.0 / max_rate),
             inc_stage: 0,
             last_update_seq: 0,
             last: None,
@@ -126,7 +141,7 @@ impl Hpcc {
             let b = hop.rate_bps as f64;
             let tx_rate = hop.tx_bytes.saturating_sub(prev.tx_bytes) as f64 * 8.0 / tau;
             let qlen = hop.qlen_bytes.min(prev.qlen_bytes) as f64 * 8.0;
-            let u = qlen / (b * t) + tx_rate / b;
+            let u = qlen / (b * self.queue_time) + tx_rate / b;
             updated = true;
             if u > u_max {
                 u_max = u;
@@ -143,7 +158,7 @@ impl Hpcc {
             } else {
                 (self.reference + self.rate_ai, self.inc_stage + 1)
             };
-            self.rate = rate.clamp(self.spec.min_rate_bps, self.line_rate);
+            self.rate = rate.clamp(self.spec.min_rate_bps, self.max_rate);
             if full {
                 self.reference = self.rate;
                 self.inc_stage = stage;
@@ -179,7 +194,7 @@ mod tests {
         // T = 10 us, 100 Gb/s. Over one T the hop sent at line rate (125,000 B in 10 us)
         // and kept a queue of half a BDP (62,500 B): u = 1 + 0.5 = 1.5; tau = T, so U = u.
         let t = SimTime::from_us(10);
-        let mut h = Hpcc::new(HpccSpec::default(), B as f64, t);
+        let mut h = Hpcc::new(HpccSpec::default(), B as f64, B as f64, t, None);
         h.on_ack(1, &stack(0, 0, 62_500), 10);
         h.on_ack(11, &stack(10, 125_000, 62_500), 20);
         assert!((h.u - 1.5).abs() < 1e-9, "U {}", h.u);
@@ -193,7 +208,7 @@ mod tests {
     #[test]
     fn below_eta_the_rate_grows_additively_for_max_stage_updates_then_multiplicatively() {
         let t = SimTime::from_us(10);
-        let mut h = Hpcc::new(HpccSpec::default(), B as f64, t);
+        let mut h = Hpcc::new(HpccSpec::default(), B as f64, B as f64, t, None);
         h.on_ack(1, &stack(0, 0, 0), 1);
         // Bring the rate down first: a hop at 1.5 x eta.
         h.on_ack(2, &stack(10, 125_000, 62_500), 2);
@@ -223,7 +238,7 @@ mod tests {
     #[test]
     fn fast_reaction_keeps_the_reference_rate_until_a_round_trip_ends() {
         let t = SimTime::from_us(10);
-        let mut h = Hpcc::new(HpccSpec::default(), B as f64, t);
+        let mut h = Hpcc::new(HpccSpec::default(), B as f64, B as f64, t, None);
         h.on_ack(1, &stack(0, 0, 125_000), 100);
         // ACKs of packets sent before the last update (seq <= 100): fast react only (u = 2
         // over half a T: U = 1).
@@ -242,7 +257,9 @@ mod tests {
                 ..HpccSpec::default()
             },
             B as f64,
+            B as f64,
             t,
+            None,
         );
         let mut w = without;
         w.on_ack(1, &stack(0, 0, 125_000), 100);

@@ -99,6 +99,36 @@ pub struct RdmaSpec {
     pub recovery: Recovery,
     /// Rate control.
     pub cc: RdmaCc,
+    /// The highest rate the flow sends at, bit/s (the HPCC simulator's `MAX_RATE`): the
+    /// sender starts at `min(line rate, max_rate)` and its rate control's increases stop
+    /// there (DCQCN's target, as in that simulator, stops at the line rate); `None`: the NIC's
+    /// line rate.
+    pub max_rate_bps: Option<f64>,
+    /// A bound on the payload bytes in flight for every rate control (the HPCC simulator's
+    /// `HAS_WIN` / `FIXED_WIN` / `VAR_WIN`); `None`: none, except HPCC's own `rate x T`.
+    pub window: Option<RdmaWindow>,
+}
+
+/// An RDMA sender's window: no new packet starts while the payload bytes in flight are at
+/// least the window (the HPCC simulator's `IsWinBound`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaWindow {
+    /// The window, bytes (`FIXED_WIN`).
+    pub bytes: u64,
+    /// Scale it by the current rate over the highest (`VAR_WIN`): `bytes x rate / max rate`,
+    /// rounded down, at least 1 byte.
+    pub variable: bool,
+}
+
+impl RdmaWindow {
+    /// The window at `rate` with highest rate `max_rate` (bit/s), bytes.
+    pub fn at(&self, rate: f64, max_rate: f64) -> u64 {
+        if self.variable {
+            ((self.bytes as f64 * rate / max_rate) as u64).max(1)
+        } else {
+            self.bytes
+        }
+    }
 }
 
 impl RdmaSpec {
@@ -115,11 +145,17 @@ impl RdmaSpec {
             ack_every: 1,
             recovery: Recovery::GoBackN,
             cc,
+            max_rate_bps: None,
+            window: None,
         }
     }
     /// Data packets of a flow of `size` payload bytes (at least one).
     pub fn n_packets(&self, size: Bytes) -> u32 {
         size.0.div_ceil(self.mtu_bytes as u64).max(1) as u32
+    }
+    /// Payload bytes before packet `index` of a flow of `size` payload bytes.
+    pub fn bytes_before(&self, size: Bytes, index: u32) -> u64 {
+        (index as u64 * self.mtu_bytes as u64).min(size.0)
     }
     /// Wire size of packet `index` of a flow of `size` payload bytes.
     pub fn packet_wire_bytes(&self, size: Bytes, index: u32) -> u32 {

@@ -119,6 +119,8 @@ mod tests {
             ack_every: 4,
             recovery: Recovery::GoBackN,
             cc: RdmaCc::Dcqcn(DcqcnSpec::default()),
+            max_rate_bps: None,
+            window: None,
         };
         let ends = FlowEnds {
             flow: 0,

@@ -44,6 +44,8 @@ pub struct RdmaSender {
     cc_timers: Vec<(SimTime, u32, u32)>,
     /// Wire size of the last data packet sent (its spacing moves with a rate change).
     last_wire: u32,
+    /// The highest rate: the line rate or a lower `max_rate`, bit/s.
+    max_rate: f64,
     /// The rate control.
     pub cc: RdmaRate,
     /// Data packets put on the wire, retransmissions included.
@@ -103,10 +105,20 @@ impl RdmaSender {
         now: SimTime,
         out: &mut TransportOut,
     ) -> RdmaSender {
+        let max_rate = spec
+            .max_rate_bps
+            .unwrap_or(line_rate_bps)
+            .min(line_rate_bps);
         let cc = match spec.cc {
-            RdmaCc::Dcqcn(d) => RdmaRate::Dcqcn(Dcqcn::new(d, line_rate_bps)),
-            RdmaCc::Timely(t) => RdmaRate::Timely(Timely::new(t, line_rate_bps)),
-            RdmaCc::Hpcc(h) => RdmaRate::Hpcc(Hpcc::new(h, line_rate_bps, base_rtt)),
+            RdmaCc::Dcqcn(d) => RdmaRate::Dcqcn(Dcqcn::new(d, line_rate_bps, max_rate)),
+            RdmaCc::Timely(t) => RdmaRate::Timely(Timely::new(t, line_rate_bps, max_rate)),
+            RdmaCc::Hpcc(h) => RdmaRate::Hpcc(Hpcc::new(
+                h,
+                line_rate_bps,
+                max_rate,
+                base_rtt,
+                spec.window.map(|w| w.bytes),
+            )),
         };
         let mut s = RdmaSender {
             n_packets: spec.n_packets(ends.size),
@@ -124,6 +136,7 @@ impl RdmaSender {
             resend: std::collections::VecDeque::new(),
             cc_timers: Vec::new(),
             last_wire: 0,
+            max_rate,
             cc,
             packets_sent: 0,
             retransmits: 0,
@@ -329,7 +342,15 @@ impl RdmaSender {
         if !more(self) || self.failure.is_some() {
             return;
         }
-        if let Some(window) = self.cc.window_bytes() {
+        if let Some(window) = spec.window {
+            // The sender's window: wait for an ACK while the payload bytes in flight are at
+            // least `window` (scaled by rate / max rate when variable).
+            let inflight = spec.bytes_before(self.ends.size, self.snd_nxt)
+                - spec.bytes_before(self.ends.size, self.snd_una);
+            if inflight >= window.at(self.cc.rate_bps(), self.max_rate) {
+                return;
+            }
+        } else if let Some(window) = self.cc.window_bytes() {
             // Window bound (HPCC): wait for an ACK once more than R x T bytes are in flight.
             let inflight = self.snd_nxt.saturating_sub(self.snd_una) as f64 * spec.mtu_bytes as f64;
             if inflight > window {

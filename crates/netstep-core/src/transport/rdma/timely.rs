@@ -51,9 +51,13 @@ impl Default for TimelySpec {
 #[derive(Clone, Debug)]
 pub struct Timely {
     spec: TimelySpec,
-    /// Current rate, bit/s.
+    /// Current (pacing) rate, bit/s.
     pub rate: f64,
-    line_rate: f64,
+    /// The rate the next update starts from (the simulator's `m_curRate`: the line rate until
+    /// the first update, while the pacing rate starts at the lower `max_rate`).
+    reference: f64,
+    /// Increases stop here: the line rate or a lower `max_rate`.
+    max_rate: f64,
     /// Smoothed RTT difference, seconds.
     pub rtt_diff: f64,
     last_rtt: Option<f64>,
@@ -62,12 +66,13 @@ pub struct Timely {
 }
 
 impl Timely {
-    /// Starts at the line rate.
-    pub fn new(spec: TimelySpec, line_rate: f64) -> Timely {
+    /// Starts at `min(line_rate, max_rate)`; the first update starts from the line rate.
+    pub fn new(spec: TimelySpec, line_rate: f64, max_rate: f64) -> Timely {
         Timely {
             spec,
-            rate: line_rate,
-            line_rate,
+            rate: line_rate.min(max_rate),
+            reference: line_rate,
+            max_rate: line_rate.min(max_rate),
             rtt_diff: 0.0,
             last_rtt: None,
             last_update_seq: 0,
@@ -108,15 +113,16 @@ impl Timely {
                     } else {
                         s.rate_hai_bps
                     };
-                    self.rate = (self.rate + step).min(self.line_rate);
+                    self.rate = (self.reference + step).min(self.max_rate);
                     self.increases += 1;
                 }
                 Some(c) => {
-                    self.rate = (self.rate * c).max(s.min_rate_bps);
+                    self.rate = (self.reference * c).max(s.min_rate_bps);
                     self.increases = 0;
                 }
             }
             self.rtt_diff = rtt_diff;
+            self.reference = self.rate;
         }
         if snd_nxt > self.last_update_seq || self.last_rtt.is_none() {
             self.last_update_seq = snd_nxt;
@@ -131,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_rising_rtt_cuts_the_rate_and_a_falling_one_raises_it() {
-        let mut t = Timely::new(TimelySpec::default(), 10e9);
+        let mut t = Timely::new(TimelySpec::default(), 10e9, 10e9);
         let mut seq = 0;
         // Each ACK acknowledges data sent after the previous update: one update per ACK.
         let mut feed = |t: &mut Timely, rtt_us: u64| {

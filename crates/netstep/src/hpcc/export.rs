@@ -1,0 +1,182 @@
+//! A run's results in the HPCC simulator's output formats: `fct.txt` (one line per completed
+//! flow, in completion order) and `pfc.txt` (one line per PAUSE or RESUME frame), so the
+//! simulator's users' scripts (`analysis/fct_to_file.py`) read netstep's runs unchanged.
+//!
+//! Node ids: a node whose name is a number (as `netstep import hpcc` names them) has that id,
+//! any other its netstep index. Addresses are the simulator's `11.(id/256).(id%256).1`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use netstep_core::flow::{FlowSpec, flow_route};
+use netstep_core::pfc::PfcEvent;
+use netstep_core::topology::NodeKind;
+use netstep_core::transport::TransportSpec;
+use netstep_scenario::Scenario;
+
+use crate::output::Tables;
+
+/// Which of the simulator's FCT line formats to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FctFormat {
+    /// Upstream (alibaba-edu): `sip dip sport dport size start_ns fct_ns standalone_fct_ns`,
+    /// the ideal `base_rtt + (size + packets x 48 B) / bottleneck` with the base RTT counting
+    /// one payload's serialization per hop.
+    Upstream,
+    /// The m3/Parsimon fork: the flow id first, then the same fields, the ideal one-way (half
+    /// the propagation round trip, the first packet store-and-forward over every hop, the rest
+    /// at the bottleneck capped at 10 Gb/s, 48 B headers).
+    M3,
+}
+
+/// The simulator's IPv4 address of node `id`.
+pub fn node_ip(id: u32) -> u32 {
+    0x0b00_0001 + (id / 256) * 0x1_0000 + (id % 256) * 0x100
+}
+
+/// The simulator's id of each netstep node: its name when the name is a number, else its
+/// index.
+pub fn simulator_ids(scenario: &mut Scenario) -> Vec<u32> {
+    use netstep_core::world::{NodeId, NodeName};
+    let mut ids: Vec<u32> = (0..scenario.model.net.n_nodes() as u32).collect();
+    for (node, name) in scenario
+        .world
+        .query::<(&NodeId, &NodeName)>()
+        .iter(&scenario.world)
+    {
+        if let Ok(id) = name.0.parse::<u32>() {
+            ids[node.0 as usize] = id;
+        }
+    }
+    ids
+}
+
+/// Payload bytes per packet of a flow's transport.
+fn payload(spec: &FlowSpec) -> u64 {
+    match &*spec.transport {
+        TransportSpec::Rdma(r) => r.mtu_bytes as u64,
+        TransportSpec::Tcp(t) => t.mss_bytes as u64,
+        TransportSpec::OpenLoop(o) => o.packet_size.0,
+    }
+}
+
+/// The simulator's ideal ("standalone") FCT of `flow`, ns, in `format`'s formula (integer ns,
+/// each division truncated as the simulator's integer arithmetic does).
+pub fn standalone_fct_ns(scenario: &Scenario, flow: u32, format: FctFormat) -> Option<u64> {
+    const HEADER: u64 = 48;
+    let model = &scenario.model;
+    let spec = &model.flows.flows[flow as usize];
+    let route = flow_route(&model.net, &model.flows, flow, false)?;
+    let hops: Vec<(u64, u64)> = route
+        .iter()
+        .map(|&(node, local)| {
+            let class = model.net.class_of(model.net.port_id(node, local));
+            (class.rate.0, class.delay.0 / 1000)
+        })
+        .collect();
+    let delay: u64 = hops.iter().map(|h| h.1).sum();
+    let bottleneck = hops.iter().map(|h| h.0).min()?;
+    let mtu = payload(spec).max(1);
+    let size = spec.size.0;
+    Some(match format {
+        FctFormat::Upstream => {
+            let tx: u64 = hops.iter().map(|&(bw, _)| mtu * 8_000_000_000 / bw).sum();
+            let base_rtt = 2 * delay + tx;
+            let total = size + (size.saturating_sub(1) / mtu + 1) * HEADER;
+            base_rtt + (total as u128 * 8_000_000_000 / bottleneck as u128) as u64
+        }
+        FctFormat::M3 => {
+            let b = bottleneck.min(10_000_000_000);
+            let header_delay = HEADER * 8_000_000_000 / b;
+            let head = mtu.min(size);
+            let rest = size - head;
+            let rest_packets = size.saturating_sub(1) / mtu;
+            let tx: u64 = hops
+                .iter()
+                .map(|&(bw, _)| ((head + HEADER) as u128 * 8_000_000_000 / bw as u128) as u64)
+                .sum();
+            let rest_delay =
+                (rest as u128 * 8_000_000_000 / b as u128) as u64 + rest_packets * header_delay;
+            2 * delay / 2 + tx + rest_delay
+        }
+    })
+}
+
+/// `fct.txt`: one line per completed flow, in completion order (then flow id).
+/// `ids` are [`simulator_ids`].
+pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFormat) -> String {
+    let flows = &scenario.model.flows.flows;
+    // Source ports for flows without their own: the simulator's counters from 10000.
+    let mut counters: HashMap<(u32, u32), u16> = HashMap::new();
+    let ports: Vec<[u16; 2]> = flows
+        .iter()
+        .map(|f| {
+            f.ports.unwrap_or_else(|| {
+                let key = match format {
+                    FctFormat::Upstream => (f.src, u32::MAX),
+                    FctFormat::M3 => (f.src, f.dst),
+                };
+                let c = counters.entry(key).or_insert(10_000);
+                let sport = *c;
+                *c = c.wrapping_add(1);
+                [sport, 100]
+            })
+        })
+        .collect();
+    let mut done: Vec<_> = tables
+        .flows
+        .iter()
+        .filter_map(|r| Some((r.end_ns?, r.flow_id, r)))
+        .collect();
+    done.sort_by_key(|&(end, id, _)| (end, id));
+    let mut out = String::new();
+    for (_, id, row) in done {
+        let f = &flows[id as usize];
+        let [sport, dport] = ports[id as usize];
+        let (Some(start), Some(fct), Some(ideal)) = (
+            row.start_ns,
+            row.fct_ns,
+            standalone_fct_ns(scenario, id, format),
+        ) else {
+            continue;
+        };
+        if format == FctFormat::M3 {
+            let _ = write!(out, "{id} ");
+        }
+        let _ = writeln!(
+            out,
+            "{:08x} {:08x} {sport} {dport} {} {start} {fct} {ideal}",
+            node_ip(ids[f.src as usize]),
+            node_ip(ids[f.dst as usize]),
+            f.size.0
+        );
+    }
+    out
+}
+
+/// `pfc.txt`: `time_ns node node_type if_index type` per frame, as the simulator writes it:
+/// the node that received the frame (whose egress it pauses), 0 for a host and 1 for a switch,
+/// its device index (its local port + 1: devices count from 1 in the order of the links that
+/// name the node), 1 for PAUSE and 0 for RESUME.
+/// `ids` are [`simulator_ids`].
+pub fn pfc_txt(scenario: &Scenario, ids: &[u32], events: &[PfcEvent]) -> String {
+    let net = &scenario.model.net;
+    let mut out = String::new();
+    for e in events {
+        let peer = net.port_peer[e.port as usize];
+        let local = net.port_peer_local[e.port as usize] as u32;
+        let kind = match net.node_kind[peer as usize] {
+            NodeKind::Host => 0,
+            NodeKind::Switch => 1,
+        };
+        let _ = writeln!(
+            out,
+            "{} {} {kind} {} {}",
+            e.time_ps / 1000,
+            ids[peer as usize],
+            local + 1,
+            u8::from(e.pause)
+        );
+    }
+    out
+}

@@ -1,0 +1,761 @@
+//! From the simulator's config to a netstep scenario: every key netstep models becomes a
+//! scenario field, every key it does not is listed with the reason (in the scenario's header
+//! comment and on stderr).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::bail;
+use netstep_core::units::{BitsPerSec, SimTime};
+
+use super::files::{Config, Flow, FlowFormat, Topology, read_flows, read_trace};
+
+/// Which reading of the config: the versions differ in units and in the switch MMU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// The m3-era fork (kwzhao/High-Precision-Congestion-Control, `third.cc` that reads
+    /// `ENABLE_PFC` and `TIMELY_*`): `BUFFER_SIZE` in KB, headroom one link BDP, reserve
+    /// 1,365 B, switch ECN always on.
+    M3Fork,
+    /// An earlier fork version with `MAX_RATE` / `FIXED_WIN`: `BUFFER_SIZE` in KB, headroom
+    /// three link BDPs, reserve 4,096 B, ECN on with `ENABLE_QCN`.
+    Fork,
+    /// The upstream simulator (alibaba-edu): `BUFFER_SIZE` in MB, headroom three link BDPs,
+    /// reserve 4,096 B, ECN on with `ENABLE_QCN`.
+    Upstream,
+}
+
+impl Variant {
+    /// Tells the version by the keys the config has.
+    pub fn detect(config: &Config) -> Variant {
+        if ["ENABLE_PFC", "TIMELY_T_HIGH", "TIMELY_T_LOW", "TIMELY_BETA"]
+            .iter()
+            .any(|k| config.has(k))
+        {
+            Variant::M3Fork
+        } else if ["MAX_RATE", "FIXED_WIN", "BASE_RTT"]
+            .iter()
+            .any(|k| config.has(k))
+        {
+            Variant::Fork
+        } else {
+            Variant::Upstream
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Variant::M3Fork => "the m3/Parsimon fork (m3-era third.cc: BUFFER_SIZE in KB)",
+            Variant::Fork => "the m3/Parsimon fork (earlier third.cc: BUFFER_SIZE in KB)",
+            Variant::Upstream => "the upstream HPCC simulator (BUFFER_SIZE in MB)",
+        }
+    }
+}
+
+/// An imported run: the scenario text, its flow rows, and what was not modeled.
+pub struct Imported {
+    /// The scenario (TOML), naming `flows.parquet` beside it.
+    pub toml: String,
+    /// The flows, in file order.
+    pub flows: Vec<Flow>,
+    /// Source ports the simulator assigns (per flow).
+    pub sports: Vec<u16>,
+    /// `KEY value: reason` for each key netstep does not model.
+    pub not_modeled: Vec<String>,
+    /// The config's reading.
+    pub variant: Variant,
+    /// The flow file's form.
+    pub format: FlowFormat,
+}
+
+/// The keys the simulator reads that only name its own outputs or have no effect, with what
+/// netstep does instead.
+const NO_EFFECT: &[(&str, &str)] = &[
+    (
+        "FCT_OUTPUT_FILE",
+        "netstep run --format hpcc writes fct.txt in the run folder",
+    ),
+    (
+        "PFC_OUTPUT_FILE",
+        "netstep run --format hpcc writes pfc.txt in the run folder",
+    ),
+    ("TRACE_OUTPUT_FILE", "traced hops go to packet_hops.parquet"),
+    ("FLOW_ON_PATH_FILE", "not used by the simulator"),
+    (
+        "FLOW_PATH_MAP_FILE",
+        "an output of the fork (flows per link direction), not written",
+    ),
+    (
+        "QLEN_MON_FILE",
+        "queue-length histograms are not written; queue_samples.parquet has the queues",
+    ),
+    ("QLEN_MON_START", "see QLEN_MON_FILE"),
+    ("QLEN_MON_END", "see QLEN_MON_FILE"),
+    (
+        "DATA_RATE",
+        "not used by the simulator (rates come from the topology)",
+    ),
+    ("LINK_DELAY", "not used by the simulator"),
+    (
+        "PAUSE_TIME",
+        "fills the PAUSE frame's field only; pauses last until resumed",
+    ),
+    (
+        "USE_DYNAMIC_PFC_THRESHOLD",
+        "not used by the simulator (its MMU is always dynamic)",
+    ),
+];
+
+/// Keys read into the mapping below (anything else the config has is listed as unknown).
+const MAPPED: &[&str] = &[
+    "TOPOLOGY_FILE",
+    "FLOW_FILE",
+    "TRACE_FILE",
+    "ENABLE_TRACE",
+    "SIMULATOR_STOP_TIME",
+    "CC_MODE",
+    "PACKET_PAYLOAD_SIZE",
+    "ALPHA_RESUME_INTERVAL",
+    "RATE_DECREASE_INTERVAL",
+    "RP_TIMER",
+    "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES",
+    "CLAMP_TARGET_RATE",
+    "RATE_AI",
+    "RATE_HAI",
+    "MIN_RATE",
+    "MAX_RATE",
+    "DCTCP_RATE_AI",
+    "TIMELY_T_HIGH",
+    "TIMELY_T_LOW",
+    "TIMELY_BETA",
+    "U_TARGET",
+    "MI_THRESH",
+    "FAST_REACT",
+    "BASE_RTT",
+    "FIXED_WIN",
+    "HAS_WIN",
+    "VAR_WIN",
+    "GLOBAL_T",
+    "INT_MULTI",
+    "MULTI_RATE",
+    "SAMPLE_FEEDBACK",
+    "PINT_LOG_BASE",
+    "PINT_PROB",
+    "RATE_BOUND",
+    "ACK_HIGH_PRIO",
+    "L2_ACK_INTERVAL",
+    "L2_CHUNK_SIZE",
+    "L2_BACK_TO_ZERO",
+    "ERROR_RATE_PER_LINK",
+    "ENABLE_QCN",
+    "ENABLE_PFC",
+    "BUFFER_SIZE",
+    "KMAX_MAP",
+    "KMIN_MAP",
+    "PMAX_MAP",
+    "LINK_DOWN",
+];
+
+/// The simulator's per-rate ECN thresholds (`KMIN_MAP` etc.: `N rate value ...`).
+fn rate_map(config: &Config, key: &str) -> anyhow::Result<BTreeMap<u64, f64>> {
+    let Some(e) = config.get(key) else {
+        return Ok(BTreeMap::new());
+    };
+    let bad = |m: &str| config.error(e, m);
+    let n: usize = e
+        .values
+        .first()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| bad("expected the entry count first"))?;
+    if e.values.len() != 1 + 2 * n {
+        return Err(bad(&format!(
+            "expected {n} pairs `rate value` after the count, got {} values",
+            e.values.len() - 1
+        )));
+    }
+    let mut map = BTreeMap::new();
+    for pair in e.values[1..].chunks(2) {
+        let rate: u64 = pair[0]
+            .parse()
+            .map_err(|_| bad(&format!("expected a rate in bit/s, got {:?}", pair[0])))?;
+        let value: f64 = pair[1]
+            .parse()
+            .map_err(|_| bad(&format!("expected a number, got {:?}", pair[1])))?;
+        map.insert(rate, value);
+    }
+    Ok(map)
+}
+
+/// A scenario duration for `ps` picoseconds, exactly.
+fn duration(t: SimTime) -> String {
+    format!("\"{t}\"")
+}
+
+/// A scenario rate, exactly.
+fn rate(r: BitsPerSec) -> String {
+    format!("\"{r}\"")
+}
+
+/// Reads `config_path` and the files it names; returns the scenario and its flows.
+pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
+    let config = Config::read(config_path)?;
+    let variant = Variant::detect(&config);
+    let mut not_modeled: Vec<String> = Vec::new();
+    let mut note = |key: &str, reason: &str| {
+        let value = config
+            .get(key)
+            .map(|e| e.values.join(" "))
+            .unwrap_or_default();
+        not_modeled.push(format!("{key} {value}: {reason}"));
+    };
+    let mut mapped: Vec<String> = Vec::new();
+
+    // Inputs.
+    let required = |key: &str| -> anyhow::Result<std::path::PathBuf> {
+        config.path(key)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: {key} is missing (the simulator needs it)",
+                config_path.display()
+            )
+        })
+    };
+    let topology_path = required("TOPOLOGY_FILE")?;
+    let flow_path = required("FLOW_FILE")?;
+    let topology = Topology::read(&topology_path)?;
+    let (format, flows) = read_flows(&flow_path)?;
+    for (i, f) in flows.iter().enumerate() {
+        for (what, id) in [("src", f.src), ("dst", f.dst)] {
+            if id >= topology.nodes || topology.is_switch[id as usize] {
+                bail!(
+                    "{}: flow {i}: {what} {id} is not a host of {}",
+                    flow_path.display(),
+                    topology_path.display()
+                );
+            }
+        }
+        if f.src == f.dst {
+            bail!(
+                "{}: flow {i}: src and dst are both {}",
+                flow_path.display(),
+                f.src
+            );
+        }
+    }
+    // Source ports: the fork counts per (src, dst) pair from 10000, upstream per source.
+    let mut counters: BTreeMap<(u32, u32), u16> = BTreeMap::new();
+    let sports = flows
+        .iter()
+        .map(|f| {
+            let key = match variant {
+                Variant::Upstream => (f.src, u32::MAX),
+                _ => (f.src, f.dst),
+            };
+            let c = counters.entry(key).or_insert(10_000);
+            let port = *c;
+            *c = c.wrapping_add(1);
+            port
+        })
+        .collect();
+
+    let name = config_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "hpcc".to_string());
+
+    // [simulation]
+    let stop = config.number("SIMULATOR_STOP_TIME")?;
+    let mut sim = String::new();
+    if let Some(stop) = stop {
+        let ns = super::files::seconds_to_ns(&format!("{stop}")).ok_or_else(|| {
+            let e = config.get("SIMULATOR_STOP_TIME").expect("present");
+            config.error(e, "expected seconds >= 0")
+        })?;
+        writeln!(sim, "duration = {}", duration(SimTime::from_ns(ns)))?;
+        mapped.push(format!("SIMULATOR_STOP_TIME {stop} -> simulation.duration"));
+    }
+
+    // Switch buffer and the MMU.
+    let buffer_bytes = config.unsigned("BUFFER_SIZE")?.map(|v| match variant {
+        Variant::Upstream => v * 1024 * 1024,
+        _ => v * 1024,
+    });
+    let buffer_bytes = buffer_bytes.unwrap_or(12 * 1024 * 1024);
+    // third.cc: headroom = rate x delay / 8 x 3 / bfsz_factor per port (bfsz_factor 3 in the
+    // m3-era fork, so one link BDP), a reserve per port.
+    let (bfsz_factor, reserve) = match variant {
+        Variant::M3Fork => (3, 4 * 1024 / 3),
+        _ => (1, 4096),
+    };
+    // Per switch: the sum of its ports' headroom and reserve; the simulator's uint32
+    // threshold `buffer - headroom - reserve - used` wraps when they exceed the buffer.
+    let mut wraps = Vec::new();
+    for s in 0..topology.nodes {
+        if !topology.is_switch[s as usize] {
+            continue;
+        }
+        let mut reserved: u64 = 0;
+        for l in topology.links.iter().filter(|l| l.a == s || l.b == s) {
+            let bdp = (l.rate.0 as u128 * (l.delay.0 / 1000) as u128 / 8 / 1_000_000_000) as u64;
+            reserved += bdp * 3 / bfsz_factor + reserve;
+        }
+        wraps.push(reserved > buffer_bytes);
+    }
+    let all_wrap = !wraps.is_empty() && wraps.iter().all(|&w| w);
+    let any_wrap = wraps.iter().any(|&w| w);
+    let switch_buffer = "\"1000MB\"";
+    let mut switch_section = String::new();
+    if all_wrap {
+        mapped.push(format!(
+            "BUFFER_SIZE {} -> switch ports' buffer 1000MB: the simulator's headroom and reserve ({}) exceed the buffer at every switch, so its uint32 PFC threshold wraps and it never pauses or drops; 1000 MB is its egress queues' own limit",
+            config.get("BUFFER_SIZE").map(|e| e.values.join(" ")).unwrap_or_default(),
+            if bfsz_factor == 3 { "one link BDP per port" } else { "three link BDPs per port" },
+        ));
+        if config.has("ENABLE_PFC") {
+            mapped.push(
+                "ENABLE_PFC -> no [switch] pfc: no PAUSE can happen (see BUFFER_SIZE)".to_string(),
+            );
+        }
+    } else {
+        writeln!(switch_section, "shared_buffer = \"{buffer_bytes}B\"")?;
+        note(
+            "BUFFER_SIZE",
+            &format!(
+                "the switch MMU (ingress accounting with reserve, headroom and dynamic PFC thresholds) is not modeled; netstep shares {buffer_bytes} B among each switch's egress queues with dynamic thresholds (alpha 1){}",
+                if any_wrap {
+                    "; at some switches the simulator's threshold wraps (never drops)"
+                } else {
+                    ""
+                }
+            ),
+        );
+        if config.flag("ENABLE_PFC")?.unwrap_or(true) {
+            note(
+                "ENABLE_PFC",
+                "the simulator's PFC thresholds come from its MMU, not modeled; no [switch] pfc is set",
+            );
+        }
+    }
+
+    // ECN marking at switch egress ports, by the port's rate.
+    let ecn_on = match variant {
+        Variant::M3Fork => true,
+        _ => config.flag("ENABLE_QCN")?.unwrap_or(true),
+    };
+    let (kmin, kmax, pmax) = (
+        rate_map(&config, "KMIN_MAP")?,
+        rate_map(&config, "KMAX_MAP")?,
+        rate_map(&config, "PMAX_MAP")?,
+    );
+    let aqm_for = |r: BitsPerSec| -> String {
+        // A rate missing from a map reads 0 in the simulator (std::map operator[]).
+        let kmin_b = (kmin.get(&r.0).copied().unwrap_or(0.0) * 1000.0) as u64;
+        let kmax_b = (kmax.get(&r.0).copied().unwrap_or(0.0) * 1000.0) as u64;
+        let p = pmax.get(&r.0).copied().unwrap_or(0.0);
+        if kmax_b <= kmin_b {
+            // Marked above kmax, never below: step marking at kmax (more than k bytes
+            // waiting; every packet is at least 1 B, so k = 0 is the same test as k = 1 B).
+            format!("{{ kind = \"step\", k = \"{}B\" }}", kmax_b.max(1))
+        } else {
+            format!(
+                "{{ kind = \"red\", min = \"{kmin_b}B\", max = \"{kmax_b}B\", max_p = {p}, weight = 1, ecn = true }}"
+            )
+        }
+    };
+    if ecn_on {
+        mapped.push("KMIN_MAP, KMAX_MAP, PMAX_MAP -> aqm on each switch egress port by its link rate (RED on the instantaneous queue, weight 1; step marking where kmin = kmax)".to_string());
+        note(
+            "KMIN_MAP",
+            "the simulator marks at dequeue on the bytes left behind; netstep's RED and step marking test at enqueue",
+        );
+    }
+
+    // Links.
+    let error_default = config.number("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
+    let mut hosts = Vec::new();
+    let mut switches = Vec::new();
+    for id in 0..topology.nodes {
+        if topology.is_switch[id as usize] {
+            switches.push(format!("\"{id}\""));
+        } else {
+            hosts.push(format!("\"{id}\""));
+        }
+    }
+    let mut links = String::new();
+    for l in &topology.links {
+        let loss = if l.error_rate > 0.0 {
+            l.error_rate
+        } else {
+            error_default
+        };
+        let mut fields = format!(
+            "a = \"{}\", b = \"{}\", rate = {}, delay = {}, buffer = {switch_buffer}",
+            l.a,
+            l.b,
+            rate(l.rate),
+            duration(l.delay)
+        );
+        if loss > 0.0 {
+            write!(fields, ", loss = {loss}")?;
+        }
+        if ecn_on {
+            // The egress port at a switch end marks: a_to_b leaves a, b_to_a leaves b.
+            if topology.is_switch[l.a as usize] {
+                write!(fields, ", a_to_b = {{ aqm = {} }}", aqm_for(l.rate))?;
+            }
+            if topology.is_switch[l.b as usize] {
+                write!(fields, ", b_to_a = {{ aqm = {} }}", aqm_for(l.rate))?;
+            }
+        }
+        writeln!(links, "  {{ {fields} }},")?;
+    }
+    mapped.push(format!(
+        "TOPOLOGY_FILE -> topology (custom; node names are the simulator's ids), ERROR_RATE_PER_LINK {error_default} -> loss of links without their own"
+    ));
+
+    // Transport.
+    let cc_mode = config.unsigned("CC_MODE")?.unwrap_or(1);
+    let mut transport = String::from("kind = \"rdma\"\n");
+    let cc = match cc_mode {
+        1 => "dcqcn",
+        3 => "hpcc",
+        7 => "timely",
+        8 => bail!(
+            "{}: CC_MODE 8 (DCTCP as an RDMA rate control) is not modeled by netstep yet",
+            config_path.display()
+        ),
+        10 => bail!(
+            "{}: CC_MODE 10 (HPCC-PINT) is not modeled by netstep",
+            config_path.display()
+        ),
+        other => bail!(
+            "{}: CC_MODE {other}: expected 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP) or 10 (HPCC-PINT)",
+            config_path.display()
+        ),
+    };
+    writeln!(transport, "cc = \"{cc}\"")?;
+    mapped.push(format!("CC_MODE {cc_mode} -> transport.cc = \"{cc}\""));
+    let mtu = config.unsigned("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
+    writeln!(transport, "mtu = \"{mtu}B\"")?;
+    writeln!(transport, "header = \"48B\"")?;
+    mapped.push("PACKET_PAYLOAD_SIZE -> transport.mtu; data header 48 B".to_string());
+    let mut rate_field = |key: &str, field: &str, t: &mut String| -> anyhow::Result<()> {
+        if let Some(r) = config.rate(key)? {
+            writeln!(t, "{field} = {}", rate(r))?;
+            mapped.push(format!("{key} -> transport.{field}"));
+        }
+        Ok(())
+    };
+    rate_field("MIN_RATE", "min_rate", &mut transport)?;
+    rate_field("RATE_AI", "rate_ai", &mut transport)?;
+    let micros = |key: &str| -> anyhow::Result<Option<SimTime>> {
+        // MicroSeconds(uint64): whole microseconds.
+        Ok(config
+            .number(key)?
+            .map(|v| SimTime::from_us(v.max(0.0).trunc() as u64)))
+    };
+    match cc {
+        "dcqcn" => {
+            rate_field("RATE_HAI", "rate_hai", &mut transport)?;
+            for (key, field) in [
+                ("ALPHA_RESUME_INTERVAL", "alpha_interval"),
+                ("RATE_DECREASE_INTERVAL", "decrease_interval"),
+                ("RP_TIMER", "increase_interval"),
+            ] {
+                if let Some(t) = micros(key)? {
+                    writeln!(transport, "{field} = {}", duration(t))?;
+                    mapped.push(format!("{key} -> transport.{field} (whole us)"));
+                }
+            }
+            match config.number("EWMA_GAIN")? {
+                Some(g) => {
+                    writeln!(transport, "g = {g}")?;
+                    mapped.push("EWMA_GAIN -> transport.g".to_string());
+                }
+                None => bail!(
+                    "{}: EWMA_GAIN is missing: the simulator's default is 0 (alpha never moves), which netstep refuses; give it",
+                    config_path.display()
+                ),
+            }
+            if let Some(n) = config.unsigned("FAST_RECOVERY_TIMES")? {
+                writeln!(transport, "fast_recovery_stages = {n}")?;
+                mapped.push("FAST_RECOVERY_TIMES -> transport.fast_recovery_stages".to_string());
+            }
+            if config.flag("CLAMP_TARGET_RATE")? == Some(true) {
+                note(
+                    "CLAMP_TARGET_RATE",
+                    "netstep's DCQCN keeps the target unless the rate rose since the last cut (CLAMP_TARGET_RATE 0)",
+                );
+            }
+        }
+        "timely" => {
+            rate_field("RATE_HAI", "rate_hai", &mut transport)?;
+            for (key, field, default) in [
+                ("TIMELY_T_LOW", "t_low", 50_000),
+                ("TIMELY_T_HIGH", "t_high", 500_000),
+            ] {
+                let ns = config.unsigned(key)?.unwrap_or(default);
+                writeln!(transport, "{field} = {}", duration(SimTime::from_ns(ns)))?;
+                mapped.push(format!("{key} -> transport.{field} (ns)"));
+            }
+            let beta = config.number("TIMELY_BETA")?.unwrap_or(0.8);
+            writeln!(transport, "timely_beta = {beta}")?;
+            mapped.push("TIMELY_BETA -> transport.timely_beta; the simulator's alpha 0.875 and min RTT 20 us are netstep's defaults".to_string());
+        }
+        _ => {
+            if let Some(u) = config.number("U_TARGET")? {
+                writeln!(transport, "eta = {u}")?;
+                mapped.push("U_TARGET -> transport.eta".to_string());
+            }
+            if let Some(m) = config.unsigned("MI_THRESH")? {
+                writeln!(transport, "max_stage = {m}")?;
+                mapped.push("MI_THRESH -> transport.max_stage".to_string());
+            }
+            if let Some(f) = config.flag("FAST_REACT")? {
+                writeln!(transport, "fast_react = {f}")?;
+                mapped.push("FAST_REACT -> transport.fast_react".to_string());
+            }
+            if variant != Variant::Upstream {
+                if let Some(t) = config.unsigned("BASE_RTT")? {
+                    writeln!(transport, "base_rtt = {}", duration(SimTime::from_ns(t)))?;
+                    mapped.push("BASE_RTT -> transport.base_rtt (HPCC's T)".to_string());
+                }
+            } else {
+                note(
+                    "GLOBAL_T",
+                    "upstream HPCC's T is the largest (or the pair's) base RTT; netstep uses each flow's own unloaded round trip",
+                );
+            }
+            if config.unsigned("INT_MULTI")?.is_some() {
+                note(
+                    "INT_MULTI",
+                    "netstep's telemetry is exact (the simulator counts bytes in units of 128 x INT_MULTI and queues in 80 x INT_MULTI)",
+                );
+            }
+            if config.flag("MULTI_RATE")? == Some(true) {
+                note("MULTI_RATE", "netstep's HPCC keeps one rate (MULTI_RATE 0)");
+            }
+            if config.flag("SAMPLE_FEEDBACK")? == Some(true) {
+                note(
+                    "SAMPLE_FEEDBACK",
+                    "netstep's HPCC reads every hop (SAMPLE_FEEDBACK 0)",
+                );
+            }
+        }
+    }
+    // Rate cap and window.
+    if let Some(r) = config.rate("MAX_RATE")? {
+        writeln!(transport, "max_rate = {}", rate(r))?;
+        mapped.push("MAX_RATE -> transport.max_rate".to_string());
+    }
+    if config.flag("HAS_WIN")? == Some(true) {
+        let win = match config.unsigned("FIXED_WIN")? {
+            Some(w) if variant != Variant::Upstream => w,
+            _ => {
+                note(
+                    "HAS_WIN",
+                    "upstream's window is the largest (or the pair's) BDP; give FIXED_WIN (the fork's) to import a window",
+                );
+                0
+            }
+        };
+        if win > 0 {
+            writeln!(transport, "window = \"{win}B\"")?;
+            let var = config.flag("VAR_WIN")?.unwrap_or(false);
+            writeln!(transport, "variable_window = {var}")?;
+            mapped.push(
+                "HAS_WIN, FIXED_WIN, VAR_WIN -> transport.window, transport.variable_window"
+                    .to_string(),
+            );
+        }
+    }
+    if config.flag("RATE_BOUND")? == Some(false) {
+        note(
+            "RATE_BOUND",
+            "netstep always paces at the current rate (RATE_BOUND 1)",
+        );
+    }
+    if config.flag("ACK_HIGH_PRIO")? == Some(true) {
+        note(
+            "ACK_HIGH_PRIO",
+            "netstep's ACKs travel in their flow's class (ACK_HIGH_PRIO 0)",
+        );
+    }
+    note(
+        "CC_MODE",
+        "the simulator's NIC has no FIFO (it picks the next queue pair round robin when the link frees, ACKs first) and its ACKs are 60 B (88 B with HPCC's INT), its HPCC and TIMELY data headers 90 B and 56 B; netstep's NIC is a round-robin queue of one packet per flow, its RDMA ACKs and headers 48 B",
+    );
+    match config.unsigned("L2_ACK_INTERVAL")? {
+        Some(i) if i <= mtu => mapped.push("L2_ACK_INTERVAL -> an ACK per packet".to_string()),
+        Some(i) if i % mtu == 0 => {
+            writeln!(transport, "ack_every = {}", i / mtu)?;
+            mapped.push("L2_ACK_INTERVAL -> transport.ack_every".to_string());
+            note(
+                "L2_CHUNK_SIZE",
+                "the simulator also acknowledges at every chunk boundary; netstep every ack_every packets",
+            );
+        }
+        Some(_) => note(
+            "L2_ACK_INTERVAL",
+            "not a multiple of the payload size: netstep acknowledges every packet",
+        ),
+        None => {}
+    }
+    if config.flag("L2_BACK_TO_ZERO")? == Some(true) {
+        note(
+            "L2_BACK_TO_ZERO",
+            "netstep goes back to the first unacknowledged packet (L2_BACK_TO_ZERO 0)",
+        );
+    }
+
+    // Failures.
+    let mut failures = String::new();
+    if let Some(e) = config.get("LINK_DOWN") {
+        let v: Vec<u64> = e
+            .values
+            .iter()
+            .map(|v| v.parse())
+            .collect::<Result<_, _>>()
+            .map_err(|_| config.error(e, "expected `time_us nodeA nodeB`"))?;
+        if v.len() != 3 {
+            return Err(config.error(e, "expected `time_us nodeA nodeB`"));
+        }
+        if v[0] > 0 {
+            let at = SimTime::from_secs(2) + SimTime::from_us(v[0]);
+            writeln!(
+                failures,
+                "[[failures]]\nlink = [\"{}\", \"{}\"]\ndown = {}",
+                v[1],
+                v[2],
+                duration(at)
+            )?;
+            mapped.push("LINK_DOWN -> [[failures]] at 2 s + time".to_string());
+        }
+    }
+
+    // Tracing.
+    let mut trace = String::new();
+    if config.flag("ENABLE_TRACE")? == Some(true)
+        && let Some(path) = config.path("TRACE_FILE")?
+    {
+        let nodes = read_trace(&path, topology.nodes)?;
+        writeln!(
+            trace,
+            "[trace]\ntables = [\"packet_hops\"]\nnodes = [{}]",
+            nodes
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+        mapped.push(
+            "ENABLE_TRACE, TRACE_FILE -> [trace] packet_hops at the traced nodes".to_string(),
+        );
+    }
+
+    // Keys with no effect, and unknown ones.
+    for (key, reason) in NO_EFFECT {
+        if config.has(key) {
+            note(key, reason);
+        }
+    }
+    if variant == Variant::M3Fork && config.has("GLOBAL_T") {
+        mapped.push(
+            "GLOBAL_T: no effect in the fork (every flow has FIXED_WIN and BASE_RTT)".to_string(),
+        );
+    }
+    for key in ["PINT_LOG_BASE", "PINT_PROB"] {
+        if config.has(key) {
+            mapped.push(format!("{key}: HPCC-PINT only (CC_MODE 10)"));
+        }
+    }
+    if cc != "dcqcn" {
+        for key in [
+            "ALPHA_RESUME_INTERVAL",
+            "RATE_DECREASE_INTERVAL",
+            "RP_TIMER",
+            "EWMA_GAIN",
+            "FAST_RECOVERY_TIMES",
+            "CLAMP_TARGET_RATE",
+        ] {
+            if config.has(key) {
+                mapped.push(format!("{key}: DCQCN only"));
+            }
+        }
+    }
+    if config.has("DCTCP_RATE_AI") {
+        mapped.push("DCTCP_RATE_AI: DCTCP only (CC_MODE 8)".to_string());
+    }
+    let known: std::collections::HashSet<&str> = MAPPED
+        .iter()
+        .copied()
+        .chain(NO_EFFECT.iter().map(|(k, _)| *k))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    for e in &config.entries {
+        if !known.contains(e.key.as_str()) && seen.insert(e.key.clone()) {
+            not_modeled.push(format!(
+                "{} {}: not a key the simulator reads (ignored by it too)",
+                e.key,
+                e.values.join(" ")
+            ));
+        }
+    }
+
+    // The scenario text.
+    let mut toml = String::new();
+    writeln!(
+        toml,
+        "# Imported by `netstep import hpcc` from {} ({}).",
+        config_path.display(),
+        variant.describe()
+    )?;
+    writeln!(
+        toml,
+        "# Flows: {} ({} flows) -> flows.parquet.",
+        flow_path.display(),
+        flows.len()
+    )?;
+    writeln!(toml, "#\n# Mapped:")?;
+    for m in &mapped {
+        writeln!(toml, "#   {m}")?;
+    }
+    writeln!(toml, "#\n# Not modeled (netstep runs without them):")?;
+    for m in &not_modeled {
+        writeln!(toml, "#   {m}")?;
+    }
+    writeln!(toml, "\nname = \"{name}\"\n")?;
+    if !sim.is_empty() {
+        writeln!(toml, "[simulation]\n{sim}")?;
+    }
+    writeln!(toml, "[nic]\nper_flow = \"1pkts\"\n")?;
+    if !switch_section.is_empty() {
+        writeln!(toml, "[switch]\n{switch_section}")?;
+    }
+    writeln!(
+        toml,
+        "[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [{}]\nlinks = [\n{links}]\n",
+        hosts.join(", "),
+        switches.join(", ")
+    )?;
+    writeln!(toml, "[transport]\n{transport}")?;
+    writeln!(
+        toml,
+        "[[traffic]]\nkind = \"flow_file\"\npath = \"flows.parquet\"\n"
+    )?;
+    if !failures.is_empty() {
+        writeln!(toml, "{failures}")?;
+    }
+    if !trace.is_empty() {
+        writeln!(toml, "{trace}")?;
+    }
+    Ok(Imported {
+        toml,
+        flows,
+        sports,
+        not_modeled,
+        variant,
+        format,
+    })
+}
