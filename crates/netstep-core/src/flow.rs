@@ -451,7 +451,7 @@ pub fn base_rtt(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> 
     let spec = &flows.flows[flow as usize];
     let (data, ack) = (
         spec.transport.max_packet(spec.size),
-        spec.transport.min_packet(spec.size),
+        spec.transport.feedback_packet(spec.size),
     );
     let mut rtt = SimTime::ZERO;
     for (reverse, size) in [(false, data), (true, ack)] {

@@ -568,8 +568,10 @@ pub enum TransportConfig {
         cc: Option<RdmaCcConfig>,
         /// Payload per packet.
         mtu: Option<String>,
-        /// Header bytes per data packet and ACK/NACK size.
+        /// Header bytes per data packet (and the ACK/NACK size unless `ack_size` is given).
         header: Option<String>,
+        /// ACK/NACK size.
+        ack_size: Option<String>,
         /// No progress for this long: go back to the first unacknowledged packet.
         rto: Option<String>,
         /// Timeouts in a row without progress before the flow is given up.
@@ -580,7 +582,7 @@ pub enum TransportConfig {
         ack_every: Option<u32>,
         /// Loss recovery: `"go_back_n"` or `"selective_repeat"`.
         recovery: Option<String>,
-        /// DCQCN: EWMA gain of alpha.
+        /// DCQCN and DCTCP: EWMA gain of alpha.
         g: Option<f64>,
         /// DCQCN: alpha update period.
         alpha_interval: Option<String>,
@@ -634,6 +636,8 @@ pub enum RdmaCcConfig {
     Timely,
     /// HPCC (Li et al. 2019).
     Hpcc,
+    /// DCTCP's alpha steering a rate (the HPCC simulator's `CC_MODE 8`).
+    Dctcp,
 }
 
 /// A TCP congestion control.

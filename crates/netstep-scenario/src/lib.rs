@@ -1509,6 +1509,7 @@ mod tests {
                 ("cc", "`\"dcqcn\"`".into()),
                 ("mtu", size(r.mtu_bytes)),
                 ("header", size(r.header_bytes)),
+                ("ack_size", "the `header`".into()),
                 ("rto", duration(r.rto)),
                 ("max_retries", r.max_retries.to_string()),
                 ("nack_interval", duration(r.nack_interval)),

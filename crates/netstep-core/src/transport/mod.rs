@@ -85,7 +85,14 @@ impl TransportSpec {
                 let last = s.segment_wire_bytes(size, s.n_segments(size).saturating_sub(1));
                 Bytes(s.header_bytes.min(last) as u64)
             }
-            TransportSpec::Rdma(s) => Bytes(s.header_bytes as u64),
+            TransportSpec::Rdma(s) => Bytes(s.header_bytes.min(s.ack_bytes) as u64),
+        }
+    }
+    /// Size of the flow's feedback packet (its ACK; open loop has none: its smallest packet).
+    pub fn feedback_packet(&self, size: Bytes) -> Bytes {
+        match self {
+            TransportSpec::Rdma(s) => Bytes(s.ack_bytes as u64),
+            other => other.min_packet(size),
         }
     }
     /// Largest (first) data packet of a flow of `size` payload bytes (open loop with

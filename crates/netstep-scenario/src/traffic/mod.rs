@@ -281,6 +281,7 @@ pub fn resolve_transport(
             cc,
             mtu,
             header,
+            ack_size,
             rto,
             max_retries,
             nack_interval,
@@ -348,6 +349,7 @@ pub fn resolve_transport(
             let is_timely = cc_choice == crate::config::RdmaCcConfig::Timely;
             let is_dcqcn = cc_choice == crate::config::RdmaCcConfig::Dcqcn;
             let is_hpcc = cc_choice == crate::config::RdmaCcConfig::Hpcc;
+            let is_dctcp = cc_choice == crate::config::RdmaCcConfig::Dctcp;
             let only = |given: bool, field: &str, which: &str| {
                 if given {
                     Err(Invalid::new(
@@ -369,8 +371,13 @@ pub fn resolve_transport(
                     only(given, field, "timely")?;
                 }
             }
+            if !is_dcqcn && !is_dctcp {
+                only(g_given, "g", "dcqcn\" or cc = \"dctcp")?;
+            }
+            if is_dctcp && rate_hai.is_some() {
+                only(true, "rate_hai", "dcqcn\" or cc = \"timely")?;
+            }
             for (given, field) in [
-                (g_given, "g"),
                 (alpha_interval.is_some(), "alpha_interval"),
                 (decrease_interval.is_some(), "decrease_interval"),
                 (increase_interval.is_some(), "increase_interval"),
@@ -424,6 +431,15 @@ pub fn resolve_transport(
                     }
                     RdmaCc::Timely(spec)
                 }
+                crate::config::RdmaCcConfig::Dctcp => {
+                    use netstep_core::transport::rdma::dctcp::DctcpSpec;
+                    let d = DctcpSpec::default();
+                    RdmaCc::Dctcp(DctcpSpec {
+                        g,
+                        rate_ai_bps: rate_at(rate_ai, path.key("rate_ai"), d.rate_ai_bps)?,
+                        min_rate_bps: dcqcn.min_rate_bps,
+                    })
+                }
                 crate::config::RdmaCcConfig::Hpcc => {
                     use netstep_core::transport::rdma::hpcc::HpccSpec;
                     let h = HpccSpec::default();
@@ -465,9 +481,17 @@ pub fn resolve_transport(
                     format!("must be between 1 B and 65535 B, got {header}"),
                 ));
             }
+            let ack = size_at(ack_size, path.key("ack_size"), header)?;
+            if ack.0 == 0 || ack.0 > 65_535 {
+                return Err(Invalid::new(
+                    path.key("ack_size"),
+                    format!("must be between 1 B and 65535 B, got {ack}"),
+                ));
+            }
             let spec = RdmaSpec {
                 mtu_bytes: mtu.0 as u32,
                 header_bytes: header.0 as u32,
+                ack_bytes: ack.0 as u32,
                 rto: positive(rto, "rto", r.rto)?,
                 max_retries: max_retries.unwrap_or(r.max_retries),
                 nack_interval: positive(nack_interval, "nack_interval", r.nack_interval)?,

@@ -421,10 +421,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         1 => "dcqcn",
         3 => "hpcc",
         7 => "timely",
-        8 => bail!(
-            "{}: CC_MODE 8 (DCTCP as an RDMA rate control) is not modeled by netstep yet",
-            config_path.display()
-        ),
+        8 => "dctcp",
         10 => bail!(
             "{}: CC_MODE 10 (HPCC-PINT) is not modeled by netstep",
             config_path.display()
@@ -438,8 +435,17 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     mapped.push(format!("CC_MODE {cc_mode} -> transport.cc = \"{cc}\""));
     let mtu = config.unsigned("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
     writeln!(transport, "mtu = \"{mtu}B\"")?;
-    writeln!(transport, "header = \"48B\"")?;
-    mapped.push("PACKET_PAYLOAD_SIZE -> transport.mtu; data header 48 B".to_string());
+    // The simulator's headers: 48 B, plus HPCC's INT header (5 hops x 8 B + 2 B) or TIMELY's
+    // 8 B timestamp; ACKs and NACKs padded to 60 B, HPCC's 88 B with the INT header.
+    let (header, ack) = match cc {
+        "hpcc" => (90, 88),
+        "timely" => (56, 60),
+        _ => (48, 60),
+    };
+    writeln!(transport, "header = \"{header}B\"\nack_size = \"{ack}B\"")?;
+    mapped.push(format!(
+        "PACKET_PAYLOAD_SIZE -> transport.mtu; the simulator's data header ({header} B) and ACK ({ack} B) -> transport.header, transport.ack_size"
+    ));
     let mut rate_field = |key: &str, field: &str, t: &mut String| -> anyhow::Result<()> {
         if let Some(r) = config.rate(key)? {
             writeln!(t, "{field} = {}", rate(r))?;
@@ -448,7 +454,11 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         Ok(())
     };
     rate_field("MIN_RATE", "min_rate", &mut transport)?;
-    rate_field("RATE_AI", "rate_ai", &mut transport)?;
+    if cc == "dctcp" {
+        rate_field("DCTCP_RATE_AI", "rate_ai", &mut transport)?;
+    } else {
+        rate_field("RATE_AI", "rate_ai", &mut transport)?;
+    }
     let micros = |key: &str| -> anyhow::Result<Option<SimTime>> {
         // MicroSeconds(uint64): whole microseconds.
         Ok(config
@@ -489,6 +499,16 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 );
             }
         }
+        "dctcp" => match config.number("EWMA_GAIN")? {
+            Some(g) => {
+                writeln!(transport, "g = {g}")?;
+                mapped.push("EWMA_GAIN -> transport.g".to_string());
+            }
+            None => bail!(
+                "{}: EWMA_GAIN is missing: the simulator's default is 0 (alpha never moves), which netstep refuses; give it",
+                config_path.display()
+            ),
+        },
         "timely" => {
             rate_field("RATE_HAI", "rate_hai", &mut transport)?;
             for (key, field, default) in [
@@ -584,7 +604,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     }
     note(
         "CC_MODE",
-        "the simulator's NIC has no FIFO (it picks the next queue pair round robin when the link frees, ACKs first) and its ACKs are 60 B (88 B with HPCC's INT), its HPCC and TIMELY data headers 90 B and 56 B; netstep's NIC is a round-robin queue of one packet per flow, its RDMA ACKs and headers 48 B",
+        "the simulator's NIC has no FIFO (it picks the next queue pair round robin when the link frees, ACKs first); netstep's NIC is a round-robin queue of one packet per flow",
     );
     match config.unsigned("L2_ACK_INTERVAL")? {
         Some(i) if i <= mtu => mapped.push("L2_ACK_INTERVAL -> an ACK per packet".to_string()),
@@ -675,7 +695,6 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             "ALPHA_RESUME_INTERVAL",
             "RATE_DECREASE_INTERVAL",
             "RP_TIMER",
-            "EWMA_GAIN",
             "FAST_RECOVERY_TIMES",
             "CLAMP_TARGET_RATE",
         ] {
@@ -684,8 +703,17 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             }
         }
     }
-    if config.has("DCTCP_RATE_AI") {
+    if cc != "dcqcn" && cc != "dctcp" && config.has("EWMA_GAIN") {
+        mapped.push("EWMA_GAIN: DCQCN and DCTCP only".to_string());
+    }
+    if cc != "dctcp" && config.has("DCTCP_RATE_AI") {
         mapped.push("DCTCP_RATE_AI: DCTCP only (CC_MODE 8)".to_string());
+    }
+    if cc == "dctcp" && config.has("RATE_AI") {
+        mapped.push("RATE_AI: not used by DCTCP (DCTCP_RATE_AI is)".to_string());
+    }
+    if !matches!(cc, "dcqcn" | "timely") && config.has("RATE_HAI") {
+        mapped.push("RATE_HAI: DCQCN and TIMELY only".to_string());
     }
     let known: std::collections::HashSet<&str> = MAPPED
         .iter()

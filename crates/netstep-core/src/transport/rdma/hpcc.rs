@@ -63,7 +63,7 @@ pub struct Hpcc {
     pub rate: f64,
     /// Reference rate Rc (the paper's `W_c / T`), bit/s.
     pub reference: f64,
-    /// Smoothed normalized inflight U.
+    /// Smoothed normalized inflight U (1 at the start, as in the HPCC simulator).
     pub u: f64,
     /// The highest rate: the line rate or a lower `max_rate`.
     max_rate: f64,
@@ -97,7 +97,7 @@ impl Hpcc {
             spec,
             rate: max_rate,
             reference: line_rate,
-            u: 0.0,
+            u: 1.0,
             max_rate,
             rate_ai: spec.rate_ai_bps.unwrap_or(line_rate / 2500.0),
             base_rtt,
@@ -241,9 +241,9 @@ mod tests {
         let mut h = Hpcc::new(HpccSpec::default(), B as f64, B as f64, t, None);
         h.on_ack(1, &stack(0, 0, 125_000), 100);
         // ACKs of packets sent before the last update (seq <= 100): fast react only (u = 2
-        // over half a T: U = 1).
+        // over half a T, from U = 1 at the start: U = (1 x 5 + 2 x 5) / 10 = 1.5).
         h.on_ack(50, &stack(5, 62_500, 125_000), 120);
-        assert!((h.u - 1.0).abs() < 1e-9, "U {}", h.u);
+        assert!((h.u - 1.5).abs() < 1e-9, "U {}", h.u);
         assert!(h.rate < B as f64);
         assert_eq!(
             h.reference, B as f64,

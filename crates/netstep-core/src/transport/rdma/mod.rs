@@ -1,7 +1,7 @@
 //! RDMA (RoCEv2-style) transport: a rate-based sender with go-back-N loss recovery and a
 //! receiver that acknowledges every packet, as in the HPCC simulator (Li et al. 2019, the
 //! ns-3 RDMA model the m3, Parsimon and HPCC papers use). The rate control is a
-//! [`RdmaCc`] variant, one file each: DCQCN, TIMELY and HPCC (which also bounds the bytes in
+//! [`RdmaCc`] variant, one file each: DCQCN, TIMELY, HPCC and DCTCP (which also bounds the bytes in
 //! flight by its window and reads the per-hop telemetry its ACKs echo).
 //!
 //! - The sender starts at its NIC's line rate and spaces packets at the current rate
@@ -22,6 +22,7 @@
 //!   data.
 
 pub mod dcqcn;
+pub mod dctcp;
 pub mod hpcc;
 mod receiver;
 mod sender;
@@ -32,6 +33,7 @@ pub use sender::{RdmaRate, RdmaSender};
 
 use crate::units::{Bytes, SimTime};
 use dcqcn::DcqcnSpec;
+use dctcp::DctcpSpec;
 use hpcc::HpccSpec;
 use timely::TimelySpec;
 
@@ -44,6 +46,8 @@ pub enum RdmaCc {
     Timely(TimelySpec),
     /// HPCC (Li et al. 2019): rate and window from per-hop telemetry.
     Hpcc(HpccSpec),
+    /// DCTCP's alpha steering a rate (the HPCC simulator's `CC_MODE 8`).
+    Dctcp(DctcpSpec),
 }
 
 impl RdmaCc {
@@ -53,6 +57,7 @@ impl RdmaCc {
             RdmaCc::Dcqcn(d) => d.min_rate_bps,
             RdmaCc::Timely(t) => t.min_rate_bps,
             RdmaCc::Hpcc(h) => h.min_rate_bps,
+            RdmaCc::Dctcp(d) => d.min_rate_bps,
         }
     }
 
@@ -62,6 +67,7 @@ impl RdmaCc {
             RdmaCc::Dcqcn(_) => "rdma_dcqcn",
             RdmaCc::Timely(_) => "rdma_timely",
             RdmaCc::Hpcc(_) => "rdma_hpcc",
+            RdmaCc::Dctcp(_) => "rdma_dctcp",
         }
     }
     /// True when the flow's data packets carry per-hop telemetry (HPCC).
@@ -84,8 +90,10 @@ pub enum Recovery {
 pub struct RdmaSpec {
     /// Payload bytes per packet.
     pub mtu_bytes: u32,
-    /// Header bytes on every data packet; also the size of an ACK or NACK.
+    /// Header bytes on every data packet.
     pub header_bytes: u32,
+    /// Size of an ACK or NACK (the HPCC simulator's are 60 B, 88 B with HPCC's telemetry).
+    pub ack_bytes: u32,
     /// Retransmission timeout (no progress for this long: go back to the first
     /// unacknowledged packet).
     pub rto: SimTime,
@@ -133,12 +141,13 @@ impl RdmaWindow {
 
 impl RdmaSpec {
     /// The defaults of every RDMA field with rate control `cc` (the HPCC simulator's), the
-    /// one place they are written: 1000 B payload, 48 B headers, RTO 1 ms, 15 retries, a NACK
+    /// one place they are written: 1000 B payload, 48 B headers and ACKs, RTO 1 ms, 15 retries, a NACK
     /// per gap per 500 us, an ACK per packet, go-back-N.
     pub fn new(cc: RdmaCc) -> RdmaSpec {
         RdmaSpec {
             mtu_bytes: 1000,
             header_bytes: 48,
+            ack_bytes: 48,
             rto: SimTime::from_ms(1),
             max_retries: 15,
             nack_interval: SimTime::from_us(500),

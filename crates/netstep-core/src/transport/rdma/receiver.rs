@@ -92,7 +92,7 @@ impl RdmaReceiver {
             ACK_NUMBER_BIT | self.acks_sent,
             self.expected,
             self.src,
-            spec.header_bytes,
+            spec.ack_bytes,
         );
         ack.sent_ps = data.sent_ps;
         ack.set(Packet::ECN_ECHO, self.ce_pending);
@@ -113,6 +113,7 @@ mod tests {
         let spec = RdmaSpec {
             mtu_bytes: 1000,
             header_bytes: 48,
+            ack_bytes: 48,
             rto: SimTime::from_ms(1),
             max_retries: 15,
             nack_interval: SimTime::from_us(500),

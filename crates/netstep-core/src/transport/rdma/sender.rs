@@ -2,6 +2,7 @@
 //! recovery, retransmission timer and retry limit ([`super`] describes the protocol).
 
 use super::dcqcn::Dcqcn;
+use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
 use super::timely::Timely;
 use super::{RdmaCc, RdmaSpec, Recovery};
@@ -67,6 +68,8 @@ pub enum RdmaRate {
     Timely(Timely),
     /// HPCC.
     Hpcc(Hpcc),
+    /// DCTCP's alpha on a rate.
+    Dctcp(Dctcp),
 }
 
 impl RdmaRate {
@@ -76,19 +79,21 @@ impl RdmaRate {
             RdmaRate::Dcqcn(d) => d.rate,
             RdmaRate::Timely(t) => t.rate,
             RdmaRate::Hpcc(h) => h.rate,
+            RdmaRate::Dctcp(d) => d.rate,
         }
     }
     /// The window in bytes, for rate controls that also bound the bytes in flight (HPCC).
     pub fn window_bytes(&self) -> Option<f64> {
         match self {
             RdmaRate::Hpcc(h) => Some(h.window_bytes()),
-            RdmaRate::Dcqcn(_) | RdmaRate::Timely(_) => None,
+            RdmaRate::Dcqcn(_) | RdmaRate::Timely(_) | RdmaRate::Dctcp(_) => None,
         }
     }
-    /// DCQCN's alpha.
+    /// DCQCN's or DCTCP's alpha.
     pub fn alpha(&self) -> Option<f64> {
         match self {
             RdmaRate::Dcqcn(d) => Some(d.alpha),
+            RdmaRate::Dctcp(d) => Some(d.alpha),
             RdmaRate::Timely(_) | RdmaRate::Hpcc(_) => None,
         }
     }
@@ -119,6 +124,7 @@ impl RdmaSender {
                 base_rtt,
                 spec.window.map(|w| w.bytes),
             )),
+            RdmaCc::Dctcp(d) => RdmaRate::Dctcp(Dctcp::new(d, max_rate, spec.mtu_bytes)),
         };
         let mut s = RdmaSender {
             n_packets: spec.n_packets(ends.size),
@@ -228,6 +234,11 @@ impl RdmaSender {
                     );
                 }
             }
+            RdmaRate::Dctcp(d) => d.on_ack(
+                spec.bytes_before(self.ends.size, packet.seq),
+                packet.has(Packet::ECN_ECHO),
+                spec.bytes_before(self.ends.size, self.snd_nxt),
+            ),
             RdmaRate::Hpcc(h) => {
                 if let Some(int) = telemetry {
                     let before = h.rate;
@@ -285,7 +296,7 @@ impl RdmaSender {
             _ => {
                 match &mut self.cc {
                     RdmaRate::Dcqcn(d) => d.on_timer(token, now, &mut self.cc_timers),
-                    RdmaRate::Timely(_) | RdmaRate::Hpcc(_) => {}
+                    RdmaRate::Timely(_) | RdmaRate::Hpcc(_) | RdmaRate::Dctcp(_) => {}
                 }
                 self.push_cc_timers(out);
             }
