@@ -127,11 +127,7 @@ def summarize(results: list[dict]) -> list[dict]:
     for cc in ccs:
         rows = [row for r in results if r["cc"] == cc for row in r["rows"]]
         for lo, hi, label in [(0, None, "all")] + BUCKETS:
-            sel = [
-                r
-                for r in rows
-                if r[4] is not None and r[1] > lo and (hi is None or r[1] <= hi)
-            ]
+            sel = [r for r in rows if r[4] is not None and r[1] > lo and (hi is None or r[1] <= hi)]
             if not sel:
                 continue
             ideal = np.array([r[3] for r in sel], dtype=float)
