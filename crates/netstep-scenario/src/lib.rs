@@ -904,6 +904,18 @@ fn check_min_rates(model: &netstep_core::engine::Model) -> Result<(), Invalid> {
         if let TransportSpec::Rdma(r) = &*f.transport {
             let line = model.net.class_of(model.net.port_id(f.src, 0)).rate.0 as f64;
             let min = r.cc.min_rate_bps();
+            if let Some(max) = r.max_rate_bps
+                && min > max
+            {
+                return Err(Invalid::new(
+                    FieldPath::of(&["transport", "min_rate"]),
+                    format!(
+                        "{} is above max_rate ({}); a sender's rate lies between min_rate and max_rate",
+                        netstep_core::units::BitsPerSec(min as u64),
+                        netstep_core::units::BitsPerSec(max as u64)
+                    ),
+                ));
+            }
             if min > line {
                 return Err(Invalid::new(
                     FieldPath::of(&["transport", "min_rate"]),

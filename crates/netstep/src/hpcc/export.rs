@@ -19,7 +19,9 @@ use crate::output::Tables;
 /// Which of the simulator's FCT line formats to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FctFormat {
-    /// Upstream (alibaba-edu): `sip dip sport dport size start_ns fct_ns standalone_fct_ns`,
+    /// Upstream (alibaba-edu): `sip dip sport dport size start_ns fct_ns standalone_fct_ns`
+    /// (`fct_ns` ends when the receiver has every byte, the fork's definition; upstream's
+    /// ends at the sender's last ACK),
     /// the ideal `base_rtt + (size + packets x 48 B) / bottleneck` with the base RTT counting
     /// one payload's serialization per hop.
     Upstream,
@@ -31,7 +33,10 @@ pub enum FctFormat {
 
 /// The simulator's IPv4 address of node `id`.
 pub fn node_ip(id: u32) -> u32 {
-    0x0b00_0001 + (id / 256) * 0x1_0000 + (id % 256) * 0x100
+    // uint32 arithmetic, as the simulator's (ids past 2^16 wrap there too).
+    0x0b00_0001u32
+        .wrapping_add((id / 256).wrapping_mul(0x1_0000))
+        .wrapping_add((id % 256) * 0x100)
 }
 
 /// The simulator's id of each netstep node: its name when the name is a number, else its
@@ -154,8 +159,10 @@ pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFor
     out
 }
 
-/// `pfc.txt`: `time_ns node node_type if_index type` per frame, as the simulator writes it:
-/// the node that received the frame (whose egress it pauses), 0 for a host and 1 for a switch,
+/// `pfc.txt`: `time_ns node node_type if_index type` per frame, as the simulator writes it,
+/// except the time: when the switch issued the frame (the simulator logs its reception, a
+/// frame's serialization and the link's delay later); the node that received the frame
+/// (whose egress it pauses), 0 for a host and 1 for a switch,
 /// its device index (its local port + 1: devices count from 1 in the order of the links that
 /// name the node), 1 for PAUSE and 0 for RESUME.
 /// `ids` are [`simulator_ids`].

@@ -267,6 +267,12 @@ impl Topology {
         let nodes: u32 = t.parse("the node count")?;
         let switches: u32 = t.parse("the switch count")?;
         let links: u32 = t.parse("the link count")?;
+        if nodes as u64 > netstep_scenario::limits::MAX_NODES {
+            return Err(t.error(&format!(
+                "{nodes} nodes: more than netstep's limit of {}",
+                netstep_scenario::limits::MAX_NODES
+            )));
+        }
         let mut is_switch = vec![false; nodes as usize];
         for _ in 0..switches {
             let id: u32 = t.parse("a switch id")?;
@@ -277,7 +283,7 @@ impl Topology {
             }
             is_switch[id as usize] = true;
         }
-        let mut list = Vec::with_capacity(links as usize);
+        let mut list = Vec::with_capacity((links as usize).min(1 << 20));
         for _ in 0..links {
             let a: u32 = t.parse("a link's first node id")?;
             let b: u32 = t.parse("a link's second node id")?;
@@ -335,6 +341,8 @@ pub struct Flow {
     pub size: u64,
     /// Start, in ns, as the simulator computes it from the seconds written.
     pub start_ns: u64,
+    /// Line in the flow file (from 1), for errors.
+    pub line: usize,
 }
 
 /// Which flow-file form: the upstream simulator's `src dst pg dport size start_s` or the
@@ -366,7 +374,7 @@ pub fn read_flows(path: &Path) -> anyhow::Result<(FlowFormat, Vec<Flow>)> {
             format!("expected the flow count, got {:?}", count.trim()),
         )
     })?;
-    let mut flows = Vec::with_capacity(count);
+    let mut flows = Vec::with_capacity(count.min(1 << 20));
     let mut format = None;
     let mut previous_start = 0;
     for (i, line) in lines {
@@ -405,7 +413,15 @@ pub fn read_flows(path: &Path) -> anyhow::Result<(FlowFormat, Vec<Flow>)> {
                 )
             })
         };
-        let id = id.map(|v| int("id", v)).transpose()?.map(|v| v as u32);
+        let id32 = |name: &str, v: &str| -> anyhow::Result<u32> {
+            v.parse::<u32>().map_err(|_| {
+                err(
+                    i,
+                    format!("{name}: expected a node id (an integer below 2^32), got {v:?}"),
+                )
+            })
+        };
+        let id = id.map(|v| id32("id", v)).transpose()?;
         if let Some(id) = id
             && id as usize != flows.len()
         {
@@ -443,12 +459,13 @@ pub fn read_flows(path: &Path) -> anyhow::Result<(FlowFormat, Vec<Flow>)> {
         previous_start = start_ns;
         flows.push(Flow {
             id,
-            src: int("src", rest[0])? as u32,
-            dst: int("dst", rest[1])? as u32,
+            src: id32("src", rest[0])?,
+            dst: id32("dst", rest[1])?,
             pg: pg as u8,
             dport,
             size: int("size", rest[4])?,
             start_ns,
+            line: i + 1,
         });
     }
     if flows.len() != count {
@@ -479,9 +496,17 @@ pub fn seconds_to_ns(text: &str) -> Option<u64> {
     } else {
         ((bits & ((1 << 52) - 1)) | (1 << 52), exponent - 1075)
     };
+    if exponent >= 64 {
+        return None;
+    }
     let scaled = (mantissa as u128).checked_mul(1_000_000_000)?;
     let ns = if exponent >= 0 {
-        scaled.checked_shl(exponent as u32)?
+        // mantissa < 2^53, x 10^9 < 2^83, shifted by < 64: below 2^147 would overflow u128;
+        // the result must fit u64 anyway.
+        if scaled.leading_zeros() <= exponent as u32 {
+            return None;
+        }
+        scaled << exponent as u32
     } else if exponent <= -128 {
         0
     } else {
@@ -495,7 +520,7 @@ pub fn seconds_to_ns(text: &str) -> Option<u64> {
 pub fn read_trace(path: &Path, nodes: u32) -> anyhow::Result<Vec<u32>> {
     let mut t = Tokens::open(path, "trace file")?;
     let count: usize = t.parse("the traced node count")?;
-    let mut ids = Vec::with_capacity(count);
+    let mut ids = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
         let id: u32 = t.parse("a node id")?;
         if id < nodes {

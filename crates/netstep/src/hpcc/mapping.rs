@@ -18,9 +18,13 @@ pub enum Variant {
     /// `ENABLE_PFC` and `TIMELY_*`): `BUFFER_SIZE` in KB, headroom one link BDP, reserve
     /// 1,365 B, switch ECN always on.
     M3Fork,
-    /// An earlier fork version with `MAX_RATE` / `FIXED_WIN`: `BUFFER_SIZE` in KB, headroom
-    /// three link BDPs, reserve 4,096 B, ECN on with `ENABLE_QCN`.
+    /// An earlier fork version with `MAX_RATE`: `BUFFER_SIZE` in KB, headroom three link
+    /// BDPs, reserve 4,096 B, ECN on with `ENABLE_QCN`.
     Fork,
+    /// The Parsimon-era fork (`FIXED_WIN` / `BASE_RTT`, no `MAX_RATE`): `BUFFER_SIZE` in MB,
+    /// headroom three link BDPs, reserve 4,096 B, ECN on with `ENABLE_QCN` at a threshold
+    /// fixed in its code: `kmin = kmax = rate x 3 / 10^9` KB (30 KB at 10 Gb/s).
+    Parsimon,
     /// The upstream simulator (alibaba-edu): `BUFFER_SIZE` in MB, headroom three link BDPs,
     /// reserve 4,096 B, ECN on with `ENABLE_QCN`.
     Upstream,
@@ -34,11 +38,10 @@ impl Variant {
             .any(|k| config.has(k))
         {
             Variant::M3Fork
-        } else if ["MAX_RATE", "FIXED_WIN", "BASE_RTT"]
-            .iter()
-            .any(|k| config.has(k))
-        {
+        } else if config.has("MAX_RATE") {
             Variant::Fork
+        } else if config.has("FIXED_WIN") || config.has("BASE_RTT") {
+            Variant::Parsimon
         } else {
             Variant::Upstream
         }
@@ -48,6 +51,9 @@ impl Variant {
         match self {
             Variant::M3Fork => "the m3/Parsimon fork (m3-era third.cc: BUFFER_SIZE in KB)",
             Variant::Fork => "the m3/Parsimon fork (earlier third.cc: BUFFER_SIZE in KB)",
+            Variant::Parsimon => {
+                "the Parsimon-era fork (BUFFER_SIZE in MB, ECN threshold rate x 3 / 10^9 KB)"
+            }
             Variant::Upstream => "the upstream HPCC simulator (BUFFER_SIZE in MB)",
         }
     }
@@ -169,7 +175,7 @@ fn rate_map(config: &Config, key: &str) -> anyhow::Result<BTreeMap<u64, f64>> {
         .first()
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| bad("expected the entry count first"))?;
-    if e.values.len() != 1 + 2 * n {
+    if Some(e.values.len()) != n.checked_mul(2).and_then(|m| m.checked_add(1)) {
         return Err(bad(&format!(
             "expected {n} pairs `rate value` after the count, got {} values",
             e.values.len() - 1
@@ -188,7 +194,11 @@ fn rate_map(config: &Config, key: &str) -> anyhow::Result<BTreeMap<u64, f64>> {
     Ok(map)
 }
 
-/// A scenario duration for `ps` picoseconds, exactly.
+/// Durations in the config are clamped here (10^12 us, 11.6 days) before they become
+/// picoseconds, so no absurd value overflows netstep's clock; the scenario then states them.
+const MAX_CONFIG_US: u64 = 1_000_000_000_000;
+
+/// A scenario duration, exactly.
 fn duration(t: SimTime) -> String {
     format!("\"{t}\"")
 }
@@ -229,20 +239,28 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         for (what, id) in [("src", f.src), ("dst", f.dst)] {
             if id >= topology.nodes || topology.is_switch[id as usize] {
                 bail!(
-                    "{}: flow {i}: {what} {id} is not a host of {}",
+                    "{}:{}: flow {i}: {what} {id} is not a host of {}",
                     flow_path.display(),
+                    f.line,
                     topology_path.display()
                 );
             }
         }
         if f.src == f.dst {
             bail!(
-                "{}: flow {i}: src and dst are both {}",
+                "{}:{}: flow {i}: src and dst are both {}",
                 flow_path.display(),
+                f.line,
                 f.src
             );
         }
     }
+    let pg_zero = flows.iter().any(|f| f.pg == 0).then(|| {
+        format!(
+            "pg 0 in {}: the simulator's queue 0 is strict priority without buffer accounting or ECN marking; netstep's class 0 is an ordinary class",
+            flow_path.display()
+        )
+    });
     // Source ports: the fork counts per (src, dst) pair from 10000, upstream per source.
     let mut counters: BTreeMap<(u32, u32), u16> = BTreeMap::new();
     let sports = flows
@@ -272,16 +290,31 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             let e = config.get("SIMULATOR_STOP_TIME").expect("present");
             config.error(e, "expected seconds >= 0")
         })?;
-        writeln!(sim, "duration = {}", duration(SimTime::from_ns(ns)))?;
+        let ps = ns.checked_mul(1000).ok_or_else(|| {
+            let e = config.get("SIMULATOR_STOP_TIME").expect("present");
+            config.error(
+                e,
+                "too long for netstep's picosecond clock (at most about 213 days)",
+            )
+        })?;
+        writeln!(sim, "duration = {}", duration(SimTime(ps)))?;
         mapped.push(format!("SIMULATOR_STOP_TIME {stop} -> simulation.duration"));
     }
 
     // Switch buffer and the MMU.
-    let buffer_bytes = config.unsigned("BUFFER_SIZE")?.map(|v| match variant {
-        Variant::Upstream => v * 1024 * 1024,
-        _ => v * 1024,
-    });
-    let buffer_bytes = buffer_bytes.unwrap_or(12 * 1024 * 1024);
+    let buffer_bytes = match config.unsigned("BUFFER_SIZE")? {
+        None => 12 * 1024 * 1024,
+        Some(v) => {
+            let unit = match variant {
+                Variant::Upstream | Variant::Parsimon => 1024 * 1024,
+                Variant::M3Fork | Variant::Fork => 1024,
+            };
+            v.checked_mul(unit).ok_or_else(|| {
+                let e = config.get("BUFFER_SIZE").expect("present");
+                config.error(e, "too large")
+            })?
+        }
+    };
     // third.cc: headroom = rate x delay / 8 x 3 / bfsz_factor per port (bfsz_factor 3 in the
     // m3-era fork, so one link BDP), a reserve per port.
     let (bfsz_factor, reserve) = match variant {
@@ -341,6 +374,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     // ECN marking at switch egress ports, by the port's rate.
     let ecn_on = match variant {
         Variant::M3Fork => true,
+        Variant::Parsimon => config.flag("ENABLE_QCN")?.unwrap_or(true),
         _ => config.flag("ENABLE_QCN")?.unwrap_or(true),
     };
     let (kmin, kmax, pmax) = (
@@ -349,13 +383,23 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         rate_map(&config, "PMAX_MAP")?,
     );
     let aqm_for = |r: BitsPerSec| -> String {
-        // A rate missing from a map reads 0 in the simulator (std::map operator[]).
-        let kmin_b = (kmin.get(&r.0).copied().unwrap_or(0.0) * 1000.0) as u64;
-        let kmax_b = (kmax.get(&r.0).copied().unwrap_or(0.0) * 1000.0) as u64;
-        let p = pmax.get(&r.0).copied().unwrap_or(0.0);
-        if kmax_b <= kmin_b {
-            // Marked above kmax, never below: step marking at kmax (more than k bytes
-            // waiting; every packet is at least 1 B, so k = 0 is the same test as k = 1 B).
+        // A rate missing from a map reads 0 in the simulator (std::map operator[]); the
+        // Parsimon-era fork fixes kmin = kmax = rate x 3 / 10^9 KB in its code.
+        let (kmin_b, kmax_b) = match variant {
+            Variant::Parsimon => {
+                let k = (r.0 as u128 * 3 / 1_000_000_000 * 1000).min(u64::MAX as u128) as u64;
+                (k, k)
+            }
+            _ => (
+                (kmin.get(&r.0).copied().unwrap_or(0.0).max(0.0) * 1000.0) as u64,
+                (kmax.get(&r.0).copied().unwrap_or(0.0).max(0.0) * 1000.0) as u64,
+            ),
+        };
+        let p = pmax.get(&r.0).copied().unwrap_or(0.0).min(1.0);
+        if kmax_b <= kmin_b || p <= 0.0 {
+            // Marked above kmax, never below (or with probability 0 between): step marking
+            // at kmax (more than k bytes waiting; every packet is at least 1 B, so k = 0 is
+            // the same test as k = 1 B).
             format!("{{ kind = \"step\", k = \"{}B\" }}", kmax_b.max(1))
         } else {
             format!(
@@ -434,6 +478,12 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     writeln!(transport, "cc = \"{cc}\"")?;
     mapped.push(format!("CC_MODE {cc_mode} -> transport.cc = \"{cc}\""));
     let mtu = config.unsigned("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
+    if mtu == 0 || mtu > 65_535 {
+        let e = config
+            .get("PACKET_PAYLOAD_SIZE")
+            .expect("present when not 1000");
+        return Err(config.error(e, "expected a payload of 1 to 65535 bytes"));
+    }
     writeln!(transport, "mtu = \"{mtu}B\"")?;
     // The simulator's headers: 48 B, plus HPCC's INT header (5 hops x 8 B + 2 B) or TIMELY's
     // 8 B timestamp; ACKs and NACKs padded to 60 B, HPCC's 88 B with the INT header.
@@ -463,7 +513,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         // MicroSeconds(uint64): whole microseconds.
         Ok(config
             .number(key)?
-            .map(|v| SimTime::from_us(v.max(0.0).trunc() as u64)))
+            .map(|v| SimTime::from_us((v.max(0.0).trunc() as u64).min(MAX_CONFIG_US))))
     };
     match cc {
         "dcqcn" => {
@@ -516,7 +566,11 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 ("TIMELY_T_HIGH", "t_high", 500_000),
             ] {
                 let ns = config.unsigned(key)?.unwrap_or(default);
-                writeln!(transport, "{field} = {}", duration(SimTime::from_ns(ns)))?;
+                writeln!(
+                    transport,
+                    "{field} = {}",
+                    duration(SimTime::from_ns(ns.min(MAX_CONFIG_US * 1000)))
+                )?;
                 mapped.push(format!("{key} -> transport.{field} (ns)"));
             }
             let beta = config.number("TIMELY_BETA")?.unwrap_or(0.8);
@@ -538,7 +592,11 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             }
             if variant != Variant::Upstream {
                 if let Some(t) = config.unsigned("BASE_RTT")? {
-                    writeln!(transport, "base_rtt = {}", duration(SimTime::from_ns(t)))?;
+                    writeln!(
+                        transport,
+                        "base_rtt = {}",
+                        duration(SimTime::from_ns(t.min(MAX_CONFIG_US * 1000)))
+                    )?;
                     mapped.push("BASE_RTT -> transport.base_rtt (HPCC's T)".to_string());
                 }
             } else {
@@ -565,9 +623,19 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         }
     }
     // Rate cap and window.
-    if let Some(r) = config.rate("MAX_RATE")? {
-        writeln!(transport, "max_rate = {}", rate(r))?;
-        mapped.push("MAX_RATE -> transport.max_rate".to_string());
+    match config.rate("MAX_RATE")? {
+        Some(r) => {
+            writeln!(transport, "max_rate = {}", rate(r))?;
+            mapped.push("MAX_RATE -> transport.max_rate".to_string());
+        }
+        None if matches!(variant, Variant::M3Fork | Variant::Fork) => {
+            // The fork's third.cc defaults MAX_RATE to 10000 Mb/s.
+            writeln!(transport, "max_rate = \"10Gbps\"")?;
+            mapped.push(
+                "MAX_RATE absent -> transport.max_rate = 10 Gb/s (the fork's default)".to_string(),
+            );
+        }
+        None => {}
     }
     if config.flag("HAS_WIN")? == Some(true) {
         let win = match config.unsigned("FIXED_WIN")? {
@@ -642,7 +710,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             return Err(config.error(e, "expected `time_us nodeA nodeB`"));
         }
         if v[0] > 0 {
-            let at = SimTime::from_secs(2) + SimTime::from_us(v[0]);
+            let at = SimTime::from_secs(2) + SimTime::from_us(v[0].min(MAX_CONFIG_US));
             writeln!(
                 failures,
                 "[[failures]]\nlink = [\"{}\", \"{}\"]\ndown = {}",
@@ -720,6 +788,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         .copied()
         .chain(NO_EFFECT.iter().map(|(k, _)| *k))
         .collect();
+    not_modeled.extend(pg_zero);
     let mut seen = std::collections::HashSet::new();
     for e in &config.entries {
         if !known.contains(e.key.as_str()) && seen.insert(e.key.clone()) {

@@ -210,6 +210,15 @@ fn import_errors_name_the_file_the_line_and_what_was_expected() {
         err.contains("CC_MODE 10 (HPCC-PINT) is not modeled"),
         "{err}"
     );
+    let config = write_inputs("shard1", dir.path(), &|k, v| match k {
+        "PACKET_PAYLOAD_SIZE" => "0".to_string(),
+        _ => v.to_string(),
+    });
+    let err = hpcc::import(&config).err().unwrap().to_string();
+    assert!(
+        err.contains(":4: PACKET_PAYLOAD_SIZE: expected a payload of 1 to 65535 bytes"),
+        "{err}"
+    );
 
     let config = write_inputs("shard1", dir.path(), &|_, v| v.to_string());
     std::fs::write(
@@ -224,7 +233,10 @@ fn import_errors_name_the_file_the_line_and_what_was_expected() {
     );
     std::fs::write(dir.path().join("flows.txt"), "1\n0 0 3 3 100 1000 1.0\n").unwrap();
     let err = hpcc::import(&config).err().unwrap().to_string();
-    assert!(err.contains("dst 3 is not a host"), "{err}");
+    assert!(
+        err.contains("flows.txt:2: flow 0: dst 3 is not a host"),
+        "{err}"
+    );
     std::fs::write(dir.path().join("flows.txt"), "1\n0 0 2 3 100 1000 1.0\n").unwrap();
     std::fs::remove_file(dir.path().join("topo-pl-3.txt")).unwrap();
     let err = hpcc::import(&config).err().unwrap().to_string();
@@ -271,4 +283,53 @@ fn max_rate_and_window_follow_arithmetic() {
         fct >= (rounds - 1.0) * rtt && fct <= rounds * (rtt + 10.0 * 1048.0 * 8.0 / 100e9 * 1e12),
         "{fct} ps for {rounds} rounds of {rtt} ps"
     );
+}
+
+/// The readings that differ between the simulator's versions, and map entries that read 0.
+#[test]
+fn versions_and_empty_map_entries_are_read_as_the_simulator_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without ENABLE_PFC, TIMELY_* and MAX_RATE but with FIXED_WIN: the Parsimon-era fork,
+    // BUFFER_SIZE in MB and the ECN threshold fixed at rate x 3 / 10^9 KB (30 KB at 10 Gb/s).
+    let config = write_inputs("shard1", dir.path(), &|_, v| v.to_string());
+    let kept: String = std::fs::read_to_string(&config)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !["ENABLE_PFC", "TIMELY_", "MAX_RATE"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&config, kept).unwrap();
+    let imported = hpcc::import(&config).unwrap();
+    assert_eq!(imported.variant, hpcc::Variant::Parsimon);
+    assert!(
+        imported.toml.contains("kind = \"step\", k = \"30000B\""),
+        "{}",
+        imported.toml
+    );
+    // 325 MB is more than the headroom: no wrap, so the buffer is shared.
+    assert!(imported.toml.contains("shared_buffer = \"340787200B\""));
+    // A PMAX_MAP without the link's rate reads 0: marking only above kmax (step).
+    let config = write_inputs("shard1", dir.path(), &|k, v| match k {
+        "PMAX_MAP" => "1 40000000000 0.2".to_string(),
+        _ => v.to_string(),
+    });
+    let (path, _) = hpcc::import_into(&config, &dir.path().join("imported")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("kind = \"step\", k = \"22000B\""), "{text}");
+    netstep_scenario::load(&path, &[], &netstep_scenario::Limits::machine())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // min_rate above max_rate is refused before the run.
+    let err = netstep_scenario::load(
+        &path,
+        &["transport.min_rate=\"20Gbps\"".to_string()],
+        &netstep_scenario::Limits::machine(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("above max_rate"), "{err}");
 }

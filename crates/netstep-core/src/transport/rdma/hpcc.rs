@@ -10,13 +10,15 @@
 //! - `U = (1 - tau'/T) U + (tau'/T) u` with `tau' = min(tau, T)`;
 //! - if `U >= eta` or `incStage >= maxStage`: `R = Rc / (U / eta) + R_AI` (multiplicative,
 //!   `incStage = 0`), else `R = Rc + R_AI` (additive, `incStage + 1`), within
-//!   `[min_rate, line rate]`;
+//!   `[min_rate, max rate]` (the line rate or a lower `max_rate`);
 //! - the reference rate `Rc` and `incStage` are updated only once per round trip (an ACK of
 //!   data sent after the last update); the ACKs in between react from the same `Rc` (fast
 //!   react, the paper's `updateWc = false`).
 //!
 //! The rate is the paper's window over the base RTT (`R = W / T`, `R_AI = W_AI / T`), and the
-//! sender is also bounded by that window: at most `R x T` bytes in flight.
+//! sender is also bounded by that window: at most `R x T` bytes in flight. With a sender
+//! `window` (the HPCC simulator's `FIXED_WIN`) that window bounds the bytes in flight instead
+//! and queues are measured against it: `qlen x max_rate / (B W)`, the simulator's form.
 
 use crate::telemetry::IntStack;
 use crate::units::SimTime;

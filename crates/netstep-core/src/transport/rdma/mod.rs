@@ -1,8 +1,8 @@
 //! RDMA (RoCEv2-style) transport: a rate-based sender with go-back-N loss recovery and a
 //! receiver that acknowledges every packet, as in the HPCC simulator (Li et al. 2019, the
 //! ns-3 RDMA model the m3, Parsimon and HPCC papers use). The rate control is a
-//! [`RdmaCc`] variant, one file each: DCQCN, TIMELY, HPCC and DCTCP (which also bounds the bytes in
-//! flight by its window and reads the per-hop telemetry its ACKs echo).
+//! [`RdmaCc`] variant, one file each: DCQCN, TIMELY, HPCC (which also bounds the bytes in
+//! flight by its window and reads the per-hop telemetry its ACKs echo) and DCTCP.
 //!
 //! - The sender starts at its NIC's line rate and spaces packets at the current rate
 //!   (`size x 8 / rate` between packet starts). Data packets are ECN-capable.
@@ -140,8 +140,9 @@ impl RdmaWindow {
 }
 
 impl RdmaSpec {
-    /// The defaults of every RDMA field with rate control `cc` (the HPCC simulator's), the
-    /// one place they are written: 1000 B payload, 48 B headers and ACKs, RTO 1 ms, 15 retries, a NACK
+    /// The defaults of every RDMA field with rate control `cc` (the HPCC simulator's, except
+    /// the ACK: 48 B like the header, where the simulator pads ACKs to 60 B), the one place
+    /// they are written: 1000 B payload, 48 B headers and ACKs, RTO 1 ms, 15 retries, a NACK
     /// per gap per 500 us, an ACK per packet, go-back-N.
     pub fn new(cc: RdmaCc) -> RdmaSpec {
         RdmaSpec {
