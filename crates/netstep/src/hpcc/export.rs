@@ -5,7 +5,6 @@
 //! Node ids: a node whose name is a number (as `netstep import hpcc` names them) has that id,
 //! any other its netstep index. Addresses are the simulator's `11.(id/256).(id%256).1`.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use netstep_core::flow::{FlowSpec, flow_route};
@@ -14,6 +13,7 @@ use netstep_core::topology::NodeKind;
 use netstep_core::transport::TransportSpec;
 use netstep_scenario::Scenario;
 
+use super::files::SourcePorts;
 use crate::output::Tables;
 
 /// Which of the simulator's FCT line formats to write.
@@ -112,20 +112,12 @@ pub fn standalone_fct_ns(scenario: &Scenario, flow: u32, format: FctFormat) -> O
 pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFormat) -> String {
     let flows = &scenario.model.flows.flows;
     // Source ports for flows without their own: the simulator's counters from 10000.
-    let mut counters: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut counters = SourcePorts::new(format == FctFormat::M3);
     let ports: Vec<[u16; 2]> = flows
         .iter()
         .map(|f| {
-            f.ports.unwrap_or_else(|| {
-                let key = match format {
-                    FctFormat::Upstream => (f.src, u32::MAX),
-                    FctFormat::M3 => (f.src, f.dst),
-                };
-                let c = counters.entry(key).or_insert(10_000);
-                let sport = *c;
-                *c = c.wrapping_add(1);
-                [sport, 100]
-            })
+            f.ports
+                .unwrap_or_else(|| [counters.next(f.src, f.dst), 100])
         })
         .collect();
     let mut done: Vec<_> = tables

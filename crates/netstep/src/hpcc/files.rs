@@ -478,6 +478,32 @@ pub fn read_flows(path: &Path) -> anyhow::Result<(FlowFormat, Vec<Flow>)> {
     Ok((format.unwrap_or(FlowFormat::WithId), flows))
 }
 
+/// The simulator's source ports: a counter from 10000 per source and destination pair (the
+/// m3/Parsimon fork) or per source (upstream), in flow order.
+#[derive(Debug, Default)]
+pub struct SourcePorts {
+    per_pair: bool,
+    next: std::collections::HashMap<(u32, u32), u16>,
+}
+
+impl SourcePorts {
+    /// Counters per pair (`per_pair`, the fork's) or per source (upstream's).
+    pub fn new(per_pair: bool) -> SourcePorts {
+        SourcePorts {
+            per_pair,
+            next: std::collections::HashMap::new(),
+        }
+    }
+    /// The source port of the next flow from `src` to `dst`.
+    pub fn next(&mut self, src: u32, dst: u32) -> u16 {
+        let key = (src, if self.per_pair { dst } else { u32::MAX });
+        let c = self.next.entry(key).or_insert(10_000);
+        let port = *c;
+        *c = c.wrapping_add(1);
+        port
+    }
+}
+
 /// A start time written in seconds, as the simulator's `Seconds(double)` makes it: the
 /// nearest double, times 10^9 exactly, truncated to whole ns (`1.000077097` is stored just
 /// below and becomes 1,000,077,096 ns).

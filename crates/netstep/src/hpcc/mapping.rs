@@ -9,7 +9,9 @@ use std::path::Path;
 use anyhow::bail;
 use netstep_core::units::{BitsPerSec, SimTime};
 
-use super::files::{Config, Flow, FlowFormat, Topology, read_flows, read_trace};
+use super::files::{
+    Config, Flow, FlowFormat, SourcePorts, Topology, read_flows, read_trace, seconds_to_ns,
+};
 
 /// Which reading of the config: the versions differ in units and in the switch MMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,20 +264,8 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         )
     });
     // Source ports: the fork counts per (src, dst) pair from 10000, upstream per source.
-    let mut counters: BTreeMap<(u32, u32), u16> = BTreeMap::new();
-    let sports = flows
-        .iter()
-        .map(|f| {
-            let key = match variant {
-                Variant::Upstream => (f.src, u32::MAX),
-                _ => (f.src, f.dst),
-            };
-            let c = counters.entry(key).or_insert(10_000);
-            let port = *c;
-            *c = c.wrapping_add(1);
-            port
-        })
-        .collect();
+    let mut ports = SourcePorts::new(variant != Variant::Upstream);
+    let sports = flows.iter().map(|f| ports.next(f.src, f.dst)).collect();
 
     let name = config_path
         .file_stem()
@@ -283,15 +273,11 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         .unwrap_or_else(|| "hpcc".to_string());
 
     // [simulation]
-    let stop = config.number("SIMULATOR_STOP_TIME")?;
     let mut sim = String::new();
-    if let Some(stop) = stop {
-        let ns = super::files::seconds_to_ns(&format!("{stop}")).ok_or_else(|| {
-            let e = config.get("SIMULATOR_STOP_TIME").expect("present");
-            config.error(e, "expected seconds >= 0")
-        })?;
+    if let Some((e, stop)) = config.one("SIMULATOR_STOP_TIME")? {
+        // Seconds(double), as the simulator reads it.
+        let ns = seconds_to_ns(stop).ok_or_else(|| config.error(e, "expected seconds >= 0"))?;
         let ps = ns.checked_mul(1000).ok_or_else(|| {
-            let e = config.get("SIMULATOR_STOP_TIME").expect("present");
             config.error(
                 e,
                 "too long for netstep's picosecond clock (at most about 213 days)",
@@ -496,6 +482,19 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     mapped.push(format!(
         "PACKET_PAYLOAD_SIZE -> transport.mtu; the simulator's data header ({header} B) and ACK ({ack} B) -> transport.header, transport.ack_size"
     ));
+    if matches!(cc, "dcqcn" | "dctcp") {
+        // alpha's gain, DCQCN's and DCTCP's alike.
+        match config.number("EWMA_GAIN")? {
+            Some(g) => {
+                writeln!(transport, "g = {g}")?;
+                mapped.push("EWMA_GAIN -> transport.g".to_string());
+            }
+            None => bail!(
+                "{}: EWMA_GAIN is missing: the simulator's default is 0 (alpha never moves), which netstep refuses; give it",
+                config_path.display()
+            ),
+        }
+    }
     let mut rate_field = |key: &str, field: &str, t: &mut String| -> anyhow::Result<()> {
         if let Some(r) = config.rate(key)? {
             writeln!(t, "{field} = {}", rate(r))?;
@@ -528,16 +527,6 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                     mapped.push(format!("{key} -> transport.{field} (whole us)"));
                 }
             }
-            match config.number("EWMA_GAIN")? {
-                Some(g) => {
-                    writeln!(transport, "g = {g}")?;
-                    mapped.push("EWMA_GAIN -> transport.g".to_string());
-                }
-                None => bail!(
-                    "{}: EWMA_GAIN is missing: the simulator's default is 0 (alpha never moves), which netstep refuses; give it",
-                    config_path.display()
-                ),
-            }
             if let Some(n) = config.unsigned("FAST_RECOVERY_TIMES")? {
                 writeln!(transport, "fast_recovery_stages = {n}")?;
                 mapped.push("FAST_RECOVERY_TIMES -> transport.fast_recovery_stages".to_string());
@@ -549,16 +538,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 );
             }
         }
-        "dctcp" => match config.number("EWMA_GAIN")? {
-            Some(g) => {
-                writeln!(transport, "g = {g}")?;
-                mapped.push("EWMA_GAIN -> transport.g".to_string());
-            }
-            None => bail!(
-                "{}: EWMA_GAIN is missing: the simulator's default is 0 (alpha never moves), which netstep refuses; give it",
-                config_path.display()
-            ),
-        },
+        "dctcp" => {}
         "timely" => {
             rate_field("RATE_HAI", "rate_hai", &mut transport)?;
             for (key, field, default) in [

@@ -99,14 +99,9 @@ fn read_fct(path: &Path) -> Vec<Option<(u64, u64)>> {
     out
 }
 
-/// Normalized W1 between two equal-size samples (`a` the reference): mean |sorted a - sorted
-/// b| over mean a.
+/// Normalized W1 (`a` the reference): `netstep compare`'s W1 over mean a.
 fn nw1(a: &[f64], b: &[f64]) -> f64 {
-    let (mut a, mut b) = (a.to_vec(), b.to_vec());
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let w1 = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64;
-    w1 / (a.iter().sum::<f64>() / a.len() as f64)
+    netstep::compare::wasserstein1(a, b) / (a.iter().sum::<f64>() / a.len() as f64)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
