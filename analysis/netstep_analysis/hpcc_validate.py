@@ -117,7 +117,23 @@ def run_shard(shard: Path, netstep: str, work: Path) -> dict:
             rows.append((int(f), int(size[f]), int(fct[i]), int(ideal[i]), None, None))
             continue
         rows.append((int(f), int(size[f]), int(fct[i]), int(ideal[i]), got[1], got[2]))
-    return {"cc": CC_NAMES.get(cc_mode(config), str(cc_mode(config))), "rows": rows}
+    cc = CC_NAMES.get(cc_mode(config), str(cc_mode(config)))
+    return {"shard": shard.name, "cc": cc, "rows": rows}
+
+
+def compare(sel: list[tuple]) -> dict:
+    """The comparison figures of paired rows (all finished in netstep)."""
+    ideal = np.array([r[3] for r in sel], dtype=float)
+    ns3 = np.array([r[2] for r in sel], dtype=float)
+    mine = np.maximum(np.array([r[4] for r in sel], dtype=float), ideal)
+    s_ns3, s_mine = ns3 / ideal, mine / ideal
+    return {
+        "flows": len(sel),
+        "ns3": [float(np.quantile(s_ns3, q)) for q in (0.5, 0.9, 0.99)],
+        "netstep": [float(np.quantile(s_mine, q)) for q in (0.5, 0.9, 0.99)],
+        "nw1": normalized_w1(s_ns3, s_mine),
+        "log_ratio": float(np.median(np.abs(np.log(mine / ns3)))),
+    }
 
 
 def summarize(results: list[dict]) -> list[dict]:
@@ -128,24 +144,32 @@ def summarize(results: list[dict]) -> list[dict]:
         rows = [row for r in results if r["cc"] == cc for row in r["rows"]]
         for lo, hi, label in [(0, None, "all")] + BUCKETS:
             sel = [r for r in rows if r[4] is not None and r[1] > lo and (hi is None or r[1] <= hi)]
-            if not sel:
-                continue
-            ideal = np.array([r[3] for r in sel], dtype=float)
-            ns3 = np.array([r[2] for r in sel], dtype=float)
-            mine = np.maximum(np.array([r[4] for r in sel], dtype=float), ideal)
-            s_ns3, s_mine = ns3 / ideal, mine / ideal
-            table.append(
-                {
-                    "cc": cc,
-                    "bucket": label,
-                    "flows": len(sel),
-                    "ns3": [float(np.quantile(s_ns3, q)) for q in (0.5, 0.9, 0.99)],
-                    "netstep": [float(np.quantile(s_mine, q)) for q in (0.5, 0.9, 0.99)],
-                    "nw1": normalized_w1(s_ns3, s_mine),
-                    "log_ratio": float(np.median(np.abs(np.log(mine / ns3)))),
-                }
-            )
+            if sel:
+                table.append({"cc": cc, "bucket": label, **compare(sel)})
     return table
+
+
+def per_shard(results: list[dict]) -> list[dict]:
+    """Per shard over all sizes: the comparison figures."""
+    table = []
+    for r in results:
+        sel = [row for row in r["rows"] if row[4] is not None]
+        if sel:
+            table.append({"shard": r["shard"], "cc": r["cc"], **compare(sel)})
+    return table
+
+
+def render_shards(table: list[dict]) -> str:
+    """The per-shard table in markdown."""
+    lines = [
+        "| shard | CC | flows | nW1 | median abs log ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for r in table:
+        lines.append(
+            f"| {r['shard']} | {r['cc']} | {r['flows']} | {r['nw1']:.3f} | {r['log_ratio']:.3f} |"
+        )
+    return "\n".join(lines)
 
 
 def render(table: list[dict], ideal_exact: int, ideal_total: int, missing: int) -> str:
@@ -198,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     exact = sum(1 for r in rows if r[5] is not None and r[5] == r[3])
     missing = sum(1 for r in rows if r[4] is None)
     print(render(summarize(results), exact, len(rows), missing))
+    print()
+    print(render_shards(per_shard(results)))
     for s in skipped:
         print(f"\nnot run: {s}")
     return 0

@@ -32,6 +32,7 @@ fn entry(n: u32) -> Entry {
         ahead_packets: 0,
         traced: false,
         pfc: false,
+        marked: false,
     }
 }
 
@@ -102,9 +103,36 @@ fn queue(c: &mut Criterion) {
                 max_p_ppm: 100_000,
                 weight_ppm: 2_000,
                 ecn: true,
+                spread: true,
+                at_dequeue: false,
             }),
         ),
-        ("step", AqmSpec::Step { k_bytes: 3_000 }),
+        (
+            "red_at_dequeue",
+            AqmSpec::Red(RedSpec {
+                min_bytes: 3_000,
+                max_bytes: 300_000,
+                max_p_ppm: 100_000,
+                weight_ppm: 1_000_000,
+                ecn: true,
+                spread: false,
+                at_dequeue: true,
+            }),
+        ),
+        (
+            "step",
+            AqmSpec::Step {
+                k_bytes: 3_000,
+                at_dequeue: false,
+            },
+        ),
+        (
+            "step_at_dequeue",
+            AqmSpec::Step {
+                k_bytes: 3_000,
+                at_dequeue: true,
+            },
+        ),
         ("decbit", AqmSpec::DecBit),
     ] {
         group.bench_function(format!("{name}_enqueue_dequeue"), |b| {

@@ -49,6 +49,12 @@ impl PacketKind {
         PacketKind::Pause,
         PacketKind::Notify,
     ];
+    /// ACK, NACK and CNP: a transport's feedback (what `[switch] ack_priority` serves first).
+    #[inline]
+    pub const fn is_acknowledgement(self) -> bool {
+        matches!(self, PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp)
+    }
+
     /// True for packets that travel from the receiver back to the sender of their flow
     /// (routed on the reverse path).
     #[inline]

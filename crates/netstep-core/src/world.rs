@@ -137,6 +137,8 @@ pub struct SwitchSettings {
     pub balance: BalanceSpec,
     /// Priority flow control (`None`: every class is lossy).
     pub pfc: Option<PfcSpec>,
+    /// ACKs, NACKs and CNPs go ahead of the queues, outside buffers, AQM and PFC.
+    pub ack_priority: bool,
 }
 
 /// What a run records beyond the always-written tables.
@@ -289,6 +291,7 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             balance: Default::default(),
             failures: None,
             pfc: None,
+            ack_priority: false,
         }
     });
     setup.model = Some(model);
@@ -310,6 +313,7 @@ pub fn compile_elements(
     model.shared_buffer = switches.shared_buffer;
     model.balance = switches.balance;
     model.pfc = switches.pfc;
+    model.ack_priority = switches.ack_priority;
     model.trace = trace.0.clone();
     let mut list: Vec<&LinkDown> = failures.iter().collect();
     if list.is_empty() {

@@ -168,6 +168,10 @@ pub struct SwitchFileConfig {
     /// Priority flow control (IEEE 802.1Qbb). Example:
     /// `pfc = { classes = [3], xoff = "40KB", xon = "20KB", headroom = "30KB" }`.
     pub pfc: Option<PfcConfig>,
+    /// Send ACKs, NACKs and CNPs ahead of the queues: strict priority, no buffer limit, no
+    /// AQM, outside PFC (the HPCC simulator's ACK_HIGH_PRIO, queue 0). Default false: they
+    /// queue with their flow's class.
+    pub ack_priority: Option<bool>,
 }
 
 /// `[switch] pfc`: lossless classes and per-ingress thresholds.
@@ -274,6 +278,24 @@ pub struct AqmConfig {
     pub ecn: Option<bool>,
     /// Step marking: threshold K on the bytes waiting (size). Required for `step`.
     pub k: Option<String>,
+    /// RED and step marking: decide as a packet arrives (`"enqueue"`, default) or as it
+    /// leaves, on the bytes waiting behind it (`"dequeue"`: marking only, RED needs
+    /// `ecn = true`; the HPCC simulator marks at dequeue).
+    pub mark_at: Option<MarkAt>,
+    /// RED: spread hits by the count since the last one (Floyd and Jacobson's
+    /// `p_a = p_b / (1 - count p_b)`, default true); false hits every packet with `p_b`
+    /// independently (a switch's WRED; the HPCC simulator).
+    pub spread: Option<bool>,
+}
+
+/// When an AQM decides on a packet.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    /// As it arrives, on the bytes ahead of it.
+    Enqueue,
+    /// As it leaves, on the bytes behind it.
+    Dequeue,
 }
 
 /// The AQM elements.

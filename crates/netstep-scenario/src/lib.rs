@@ -725,6 +725,7 @@ fn build(
         shared_buffer: shared_buffer(&parsed.switch)?,
         balance: balance(&parsed.routing)?,
         pfc: pfc(&parsed.switch, &topology.classes)?,
+        ack_priority: parsed.switch.ack_priority.unwrap_or(false),
     };
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
@@ -1609,6 +1610,7 @@ mod tests {
                 ("shared_buffer", "none".into()),
                 ("alpha", SharedBuffer::DEFAULT_ALPHA.to_string()),
                 ("pfc", "none (every class lossy)".into()),
+                ("ack_priority", "false".into()),
             ],
         );
         let reference = include_str!("../../../scenarios/REFERENCE.md");

@@ -740,8 +740,16 @@ fn aqm_spec(
             .transpose()
     };
     let refuse = |field: &str, present: bool, kind: &str| only_for(path, field, present, kind);
+    let at_dequeue = config.mark_at == Some(crate::config::MarkAt::Dequeue);
     match config.kind {
         AqmKind::Decbit => {
+            if config.mark_at.is_some() {
+                return Err(Invalid::new(
+                    path.key("mark_at"),
+                    "is for red and step (DECbit sets its bit as packets arrive)",
+                ));
+            }
+            refuse("spread", config.spread.is_some(), "red")?;
             // DECbit takes no parameters (its threshold is an average of one packet).
             for (field, present) in [
                 ("min", config.min.is_some()),
@@ -765,10 +773,14 @@ fn aqm_spec(
             ] {
                 refuse(field, present, "red")?;
             }
+            refuse("spread", config.spread.is_some(), "red")?;
             let k_bytes = size(&config.k, "k")?.ok_or_else(|| {
                 Invalid::new(path.clone(), "step marking needs k, e.g. k = \"30KB\"")
             })?;
-            Ok(AqmSpec::Step { k_bytes })
+            Ok(AqmSpec::Step {
+                k_bytes,
+                at_dequeue,
+            })
         }
         AqmKind::Red => {
             refuse("k", config.k.is_some(), "step")?;
@@ -794,12 +806,21 @@ fn aqm_spec(
                     format!("must be in [0.000001, 1], got {weight}"),
                 ));
             }
+            let ecn = config.ecn.unwrap_or(false);
+            if at_dequeue && !ecn {
+                return Err(Invalid::new(
+                    path.key("mark_at"),
+                    "\"dequeue\" only marks: it needs ecn = true",
+                ));
+            }
             Ok(AqmSpec::Red(RedSpec {
                 min_bytes,
                 max_bytes,
                 max_p_ppm: (max_p * 1e6).round() as u32,
                 weight_ppm: (weight * 1e6).round() as u32,
-                ecn: config.ecn.unwrap_or(false),
+                ecn,
+                spread: config.spread.unwrap_or(true),
+                at_dequeue,
             }))
         }
     }

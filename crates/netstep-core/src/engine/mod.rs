@@ -80,6 +80,8 @@ pub struct Model {
     pub failures: Option<Box<crate::failure::FailureSchedule>>,
     /// Priority flow control on every switch (`None`: every class is lossy).
     pub pfc: Option<crate::pfc::PfcSpec>,
+    /// Switches send ACKs, NACKs and CNPs ahead of their queues (`[switch] ack_priority`).
+    pub ack_priority: bool,
 }
 
 impl Model {

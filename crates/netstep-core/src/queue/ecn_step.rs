@@ -1,6 +1,8 @@
 //! DCTCP step marking (Alizadeh et al., SIGCOMM 2010; RFC 8257 section 3.1) on a FIFO: an
 //! ECN-capable packet that arrives while more than `K` bytes wait is marked CE; nothing else
-//! changes (tail drop as the FIFO's).
+//! changes (tail drop as the FIFO's). With `at_dequeue` the packet is marked as it leaves when
+//! more than `K` bytes wait behind it (the HPCC simulator marks in `SwitchNotifyDequeue`, on
+//! the egress bytes after removing the packet).
 
 use super::{Admission, Entry, FifoQueue, QueueCtx};
 use crate::packet::Ecn;
@@ -11,6 +13,8 @@ pub struct EcnStep {
     fifo: FifoQueue,
     /// Marking threshold, bytes waiting.
     k_bytes: u64,
+    /// Mark as packets leave instead of as they arrive.
+    at_dequeue: bool,
 }
 
 /// The FIFO under the AQM: its length, bytes and head are the queue's (read-only: every
@@ -23,11 +27,12 @@ impl std::ops::Deref for EcnStep {
 }
 
 impl EcnStep {
-    /// Marks above `k_bytes` waiting.
-    pub fn new(k_bytes: u64) -> EcnStep {
+    /// Marks above `k_bytes` waiting, on arrival or (`at_dequeue`) on departure.
+    pub fn new(k_bytes: u64, at_dequeue: bool) -> EcnStep {
         EcnStep {
             fifo: FifoQueue::default(),
             k_bytes,
+            at_dequeue,
         }
     }
     /// Offers an entry, marking it when the instantaneous queue exceeds K.
@@ -39,6 +44,7 @@ impl EcnStep {
             entry.packet.size_bytes as u64,
         );
         let mark = fits
+            && !self.at_dequeue
             && self.fifo.bytes() > self.k_bytes
             && matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1);
         if mark {
@@ -51,7 +57,16 @@ impl EcnStep {
     }
     /// Takes the next entry.
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
-        self.fifo.dequeue(ctx)
+        let mut e = self.fifo.dequeue(ctx);
+        if self.at_dequeue
+            && self.fifo.bytes() > self.k_bytes
+            && let Some(entry) = e.as_mut()
+            && matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1)
+        {
+            entry.packet.ecn = Ecn::Ce;
+            entry.marked = true;
+        }
+        e
     }
 }
 
@@ -63,7 +78,7 @@ mod tests {
 
     #[test]
     fn marks_exactly_when_the_queue_exceeds_k() {
-        let mut q = EcnStep::new(3000);
+        let mut q = EcnStep::new(3000, false);
         with_ctx(BufferSize::Packets(100), |ctx| {
             for n in 0..8u32 {
                 let mut e = entry(n, 1000, 0);
@@ -85,6 +100,29 @@ mod tests {
                 ce,
                 [false, false, false, false, true, true, true, true, false]
             );
+        });
+    }
+
+    #[test]
+    fn at_dequeue_marks_when_more_than_k_wait_behind() {
+        let mut q = EcnStep::new(3000, true);
+        with_ctx(BufferSize::Packets(100), |ctx| {
+            for n in 0..8u32 {
+                let mut e = entry(n, 1000, 0);
+                e.packet.ecn = Ecn::Ect0;
+                // Nothing is marked on the way in, whatever waits.
+                assert_eq!(q.enqueue(e, ctx), Admission::Accepted);
+            }
+            let mut marks = Vec::new();
+            while let Some(e) = q.dequeue(ctx) {
+                // Bytes still waiting once this packet left.
+                let behind = q.bytes();
+                assert_eq!(e.packet.ecn == Ecn::Ce, behind > 3000, "{behind} B behind");
+                assert_eq!(e.marked, e.packet.ecn == Ecn::Ce);
+                marks.push(e.marked);
+            }
+            // 7, 6, 5, 4 KB behind the first four; 3 KB and less behind the rest.
+            assert_eq!(marks, [true, true, true, true, false, false, false, false]);
         });
     }
 }

@@ -68,6 +68,7 @@ mod tests {
             ahead_packets: 0,
             traced: false,
             pfc: false,
+            marked: false,
         }
     }
 

@@ -71,6 +71,9 @@ pub struct Entry {
     pub traced: bool,
     /// Whether the switch's PFC ingress accounting counts it (released when it is sent).
     pub pfc: bool,
+    /// Marked CE by the queue as it left (marking at dequeue); the port counts the mark
+    /// when the packet departs.
+    pub marked: bool,
 }
 
 /// What a queue did with an offered entry.
@@ -161,6 +164,8 @@ pub enum AqmSpec {
     Step {
         /// Threshold, bytes waiting.
         k_bytes: u64,
+        /// Mark as packets leave, on the bytes behind them.
+        at_dequeue: bool,
     },
     /// DECbit congestion indication ([`DecBit`]).
     DecBit,
@@ -223,7 +228,10 @@ impl Queue {
         match *aqm {
             AqmSpec::None => Queue::new(scheduler),
             AqmSpec::Red(spec) => Queue::Red(Box::new(Red::new(spec))),
-            AqmSpec::Step { k_bytes } => Queue::EcnStep(Box::new(EcnStep::new(k_bytes))),
+            AqmSpec::Step {
+                k_bytes,
+                at_dequeue,
+            } => Queue::EcnStep(Box::new(EcnStep::new(k_bytes, at_dequeue))),
             AqmSpec::DecBit => Queue::DecBit(Box::default()),
         }
     }
@@ -343,6 +351,7 @@ pub(crate) mod tests {
             ahead_packets: 0,
             traced: false,
             pfc: false,
+            marked: false,
         }
     }
 
@@ -394,6 +403,8 @@ pub(crate) mod tests {
             max_p_ppm: 500_000,
             weight_ppm: 500_000,
             ecn: true,
+            spread: true,
+            at_dequeue: false,
         };
         let mut queues: Vec<Queue> = schedulers
             .iter()
@@ -401,8 +412,23 @@ pub(crate) mod tests {
             .collect();
         for aqm in [
             AqmSpec::Red(red),
-            AqmSpec::Step { k_bytes: 0 },
-            AqmSpec::Step { k_bytes: 1_500 },
+            AqmSpec::Red(RedSpec {
+                spread: false,
+                at_dequeue: true,
+                ..red
+            }),
+            AqmSpec::Step {
+                k_bytes: 0,
+                at_dequeue: false,
+            },
+            AqmSpec::Step {
+                k_bytes: 1_500,
+                at_dequeue: false,
+            },
+            AqmSpec::Step {
+                k_bytes: 1_500,
+                at_dequeue: true,
+            },
             AqmSpec::DecBit,
         ] {
             queues.push(Queue::for_port(&SchedulerSpec::Fifo, &aqm));

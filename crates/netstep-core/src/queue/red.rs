@@ -5,6 +5,13 @@
 //! with `p_b = max_p (avg - min) / (max - min)`, spread by the packet count since the last
 //! drop: `p_a = p_b / (1 - count p_b)`. With `weight = 1` it marks on the instantaneous queue
 //! (the RED-style marking DCQCN configures with Kmin, Kmax, Pmax). Not the "gentle" variant.
+//!
+//! Two options serve switches that are not Floyd and Jacobson's router. With `spread` off each
+//! packet is hit with `p_b` independently (no count rule: a switch's WRED, and the HPCC
+//! simulator's `ShouldSendCN`). With `at_dequeue` the decision is taken as a packet leaves,
+//! on the bytes still waiting behind it (the HPCC simulator marks in `SwitchNotifyDequeue`
+//! on the egress bytes after removing the packet): it only marks (it needs `ecn`), and a
+//! packet that is not ECN-capable leaves unmarked.
 
 use rand::RngExt;
 
@@ -25,6 +32,11 @@ pub struct RedSpec {
     pub weight_ppm: u32,
     /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
+    /// Spread hits by the count since the last one (`p_a = p_b / (1 - count p_b)`); false:
+    /// every packet is hit with `p_b` independently.
+    pub spread: bool,
+    /// Decide as a packet leaves, on the bytes waiting behind it (marking only).
+    pub at_dequeue: bool,
 }
 
 /// A FIFO with RED.
@@ -74,9 +86,9 @@ impl Red {
         self.avg
     }
 
-    /// Updates the average for an arrival and draws the verdict.
-    pub fn verdict(&mut self, ctx: &mut QueueCtx<'_>) -> RedVerdict {
-        let w = self.spec.weight_ppm as f64 / 1e6;
+    /// Decays the average over the time the queue stood empty (as if packets of 1500 B had
+    /// left), once, when the first packet after the idle period is seen.
+    fn decay_idle(&mut self, ctx: &QueueCtx<'_>, w: f64) {
         match self.idle_since.take() {
             Some(since) if self.fifo.is_empty() => {
                 // m packets of 1500 B could have left while the queue was idle.
@@ -86,7 +98,18 @@ impl Red {
             }
             _ => {}
         }
-        self.avg = (1.0 - w) * self.avg + w * self.fifo.bytes() as f64;
+    }
+
+    /// Updates the average for an arrival and draws the verdict.
+    pub fn verdict(&mut self, ctx: &mut QueueCtx<'_>) -> RedVerdict {
+        let w = self.spec.weight_ppm as f64 / 1e6;
+        self.decay_idle(ctx, w);
+        self.draw(ctx, self.fifo.bytes(), w)
+    }
+
+    /// Moves the average towards `bytes` waiting and draws the verdict.
+    fn draw(&mut self, ctx: &mut QueueCtx<'_>, bytes: u64, w: f64) -> RedVerdict {
+        self.avg = (1.0 - w) * self.avg + w * bytes as f64;
         let (min, max) = (self.spec.min_bytes as f64, self.spec.max_bytes as f64);
         if self.avg < min {
             self.count = -1;
@@ -96,13 +119,17 @@ impl Red {
             self.count = 0;
             return RedVerdict::Hit;
         }
-        self.count += 1;
         let p_b = self.spec.max_p_ppm as f64 / 1e6 * (self.avg - min) / (max - min);
-        let denominator = 1.0 - self.count as f64 * p_b;
-        let p_a = if denominator <= 0.0 {
-            1.0
+        let p_a = if self.spec.spread {
+            self.count += 1;
+            let denominator = 1.0 - self.count as f64 * p_b;
+            if denominator <= 0.0 {
+                1.0
+            } else {
+                p_b / denominator
+            }
         } else {
-            p_b / denominator
+            p_b
         };
         let u: f64 = ctx.rng.get().random();
         if u < p_a {
@@ -115,6 +142,10 @@ impl Red {
 
     /// Offers an entry: RED first, then the FIFO's tail drop.
     pub fn enqueue(&mut self, mut entry: Entry, ctx: &mut QueueCtx<'_>) -> Admission {
+        if self.spec.at_dequeue {
+            self.decay_idle(ctx, self.spec.weight_ppm as f64 / 1e6);
+            return self.fifo.enqueue(entry, ctx);
+        }
         let mut marked = false;
         if self.verdict(ctx) == RedVerdict::Hit {
             let capable = matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce);
@@ -140,7 +171,17 @@ impl Red {
 
     /// Takes the next entry.
     pub fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Entry> {
-        let e = self.fifo.dequeue(ctx);
+        let mut e = self.fifo.dequeue(ctx);
+        if self.spec.at_dequeue
+            && let Some(entry) = e.as_mut()
+        {
+            let w = self.spec.weight_ppm as f64 / 1e6;
+            let hit = self.draw(ctx, self.fifo.bytes(), w) == RedVerdict::Hit;
+            if hit && matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1) {
+                entry.packet.ecn = Ecn::Ce;
+                entry.marked = true;
+            }
+        }
         if self.fifo.is_empty() {
             self.idle_since = Some(ctx.now);
         }
@@ -167,6 +208,8 @@ mod tests {
             max_p_ppm: 100_000,
             weight_ppm: 1_000_000,
             ecn: false,
+            spread: true,
+            at_dequeue: false,
         };
         for q_packets in [12u32, 20, 30, 40, 48] {
             let mut red = Red::new(spec);
@@ -220,6 +263,8 @@ mod tests {
             max_p_ppm: 100_000,
             weight_ppm: 1_000_000,
             ecn: true,
+            spread: true,
+            at_dequeue: false,
         };
         let mut red = Red::new(spec);
         with_ctx(BufferSize::Packets(1000), |ctx| {
@@ -239,5 +284,53 @@ mod tests {
             ect.packet.ecn = Ecn::Ect0;
             assert_eq!(red.enqueue(ect, ctx), Admission::AcceptedMarked);
         });
+    }
+
+    #[test]
+    fn at_dequeue_without_spread_hits_with_p_b_on_the_bytes_behind() {
+        // Hold q packets of 1000 B behind each departing packet (one arrival, one departure)
+        // with weight 1: every departure is marked independently with
+        // p_b = max_p (q - min)/(max - min) (the HPCC simulator's ShouldSendCN), a binomial
+        // proportion.
+        let spec = RedSpec {
+            min_bytes: 10_000,
+            max_bytes: 50_000,
+            max_p_ppm: 200_000,
+            weight_ppm: 1_000_000,
+            ecn: true,
+            spread: false,
+            at_dequeue: true,
+        };
+        for q_packets in [5u32, 20, 30, 45, 60] {
+            let mut red = Red::new(spec);
+            let departures = 100_000u32;
+            let mut marks = 0u32;
+            with_ctx(BufferSize::Packets(1_000_000), |ctx| {
+                let ect = |n: u32| {
+                    let mut e = entry(n, 1000, 0);
+                    e.packet.ecn = Ecn::Ect0;
+                    e
+                };
+                for n in 0..=q_packets {
+                    assert_eq!(red.enqueue(ect(n), ctx), Admission::Accepted);
+                }
+                for n in 0..departures {
+                    let e = red.dequeue(ctx).unwrap();
+                    assert_eq!(red.fifo.bytes(), q_packets as u64 * 1000);
+                    marks += e.marked as u32;
+                    assert_eq!(e.marked, e.packet.ecn == Ecn::Ce);
+                    red.enqueue(ect(n), ctx);
+                }
+            });
+            let q = q_packets as f64 * 1000.0;
+            let want = (0.2 * (q - 10_000.0) / 40_000.0).clamp(0.0, 1.0);
+            let want = if q >= 50_000.0 { 1.0 } else { want };
+            let got = marks as f64 / departures as f64;
+            let se = (want * (1.0 - want) / departures as f64).sqrt();
+            assert!(
+                (got - want).abs() <= 4.5 * se,
+                "q = {q} B behind: marked {got:.5}, p_b {want:.5} (se {se:.5})"
+            );
+        }
     }
 }

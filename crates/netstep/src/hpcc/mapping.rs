@@ -386,19 +386,18 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             // Marked above kmax, never below (or with probability 0 between): step marking
             // at kmax (more than k bytes waiting; every packet is at least 1 B, so k = 0 is
             // the same test as k = 1 B).
-            format!("{{ kind = \"step\", k = \"{}B\" }}", kmax_b.max(1))
+            format!(
+                "{{ kind = \"step\", k = \"{}B\", mark_at = \"dequeue\" }}",
+                kmax_b.max(1)
+            )
         } else {
             format!(
-                "{{ kind = \"red\", min = \"{kmin_b}B\", max = \"{kmax_b}B\", max_p = {p}, weight = 1, ecn = true }}"
+                "{{ kind = \"red\", min = \"{kmin_b}B\", max = \"{kmax_b}B\", max_p = {p}, weight = 1, ecn = true, spread = false, mark_at = \"dequeue\" }}"
             )
         }
     };
     if ecn_on {
-        mapped.push("KMIN_MAP, KMAX_MAP, PMAX_MAP -> aqm on each switch egress port by its link rate (RED on the instantaneous queue, weight 1; step marking where kmin = kmax)".to_string());
-        note(
-            "KMIN_MAP",
-            "the simulator marks at dequeue on the bytes left behind; netstep's RED and step marking test at enqueue",
-        );
+        mapped.push("KMIN_MAP, KMAX_MAP, PMAX_MAP -> aqm on each switch egress port by its link rate, marking at dequeue on the bytes left behind (RED on the instantaneous queue, weight 1, each packet with p independently; step marking where kmin = kmax)".to_string());
     }
 
     // Links.
@@ -645,10 +644,16 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         );
     }
     if config.flag("ACK_HIGH_PRIO")? == Some(true) {
-        note(
-            "ACK_HIGH_PRIO",
-            "netstep's ACKs travel in their flow's class (ACK_HIGH_PRIO 0)",
-        );
+        if variant == Variant::Upstream {
+            // Upstream sets only the NIC's ACK queue index; its switches keep ACKs in pg 3.
+            mapped.push(
+                "ACK_HIGH_PRIO 1 -> no switch priority (upstream's switches queue ACKs with the data)"
+                    .to_string(),
+            );
+        } else {
+            writeln!(switch_section, "ack_priority = true")?;
+            mapped.push("ACK_HIGH_PRIO 1 -> [switch] ack_priority = true".to_string());
+        }
     }
     note(
         "CC_MODE",

@@ -240,17 +240,21 @@ fn aqm_scenario(aqm: &str) -> netstep_scenario::Scenario {
     )
 }
 
-#[test]
-fn step_marking_marks_only_above_k_and_is_counted() {
-    let mut s = aqm_scenario("{ kind = \"step\", k = \"30KB\" }");
-    let (out, trace) = traced(&mut s);
-    // The bottleneck port: the one whose hops see the queue build (sl towards sr).
-    let port = trace
+/// The bottleneck port of a traced run: the one whose hops see the queue build.
+fn bottleneck_port(trace: &netstep_core::engine::trace::MemoryTrace) -> u32 {
+    trace
         .hops
         .iter()
         .max_by_key(|h| h.queue_bytes)
         .map(|h| h.port)
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn step_marking_marks_only_above_k_and_is_counted() {
+    let mut s = aqm_scenario("{ kind = \"step\", k = \"30KB\" }");
+    let (out, trace) = traced(&mut s);
+    let port = bottleneck_port(&trace);
     let (mut marked, mut above) = (0u64, 0u64);
     for h in trace
         .hops
@@ -283,6 +287,48 @@ fn step_marking_marks_only_above_k_and_is_counted() {
         out.stats.drops > 0,
         "tail drop still applies above the buffer"
     );
+}
+
+#[test]
+fn step_marking_at_dequeue_marks_on_the_bytes_behind_and_is_counted() {
+    let mut s = aqm_scenario("{ kind = \"step\", k = \"30KB\", mark_at = \"dequeue\" }");
+    let (out, trace) = traced(&mut s);
+    let port = bottleneck_port(&trace);
+    let sent: Vec<_> = trace
+        .hops
+        .iter()
+        .filter(|h| h.port == port && h.drop.is_none())
+        .collect();
+    // The bytes waiting behind a packet as it starts: those that arrived before its start
+    // and start after it (a FIFO). Arrivals at the very instant of a start are skipped (the
+    // order of the two events is the engine's tie rule, not this test's subject). Packets
+    // still waiting when the run stops (5 ms) have no hop record, so only starts before
+    // 3 ms are checked: the 200 KB buffer drains in 1.6 ms at 1 Gb/s.
+    let (mut checked, mut marked) = (0u64, 0u64);
+    for h in &sent {
+        let start = h.dequeue_ps.unwrap();
+        if start >= 3_000_000_000 || sent.iter().any(|o| o.arrive_ps == start) {
+            continue;
+        }
+        let behind: u64 = sent
+            .iter()
+            .filter(|o| o.arrive_ps < start && o.dequeue_ps.unwrap() > start)
+            .map(|o| o.size_bytes as u64)
+            .sum();
+        assert_eq!(h.ecn == 3, behind > 30_000, "{behind} B behind: {h:?}");
+        checked += 1;
+        marked += (h.ecn == 3) as u64;
+    }
+    assert!(
+        marked > 300 && checked > 400,
+        "{marked} of {checked} marked"
+    );
+    // Every mark is counted once, when its packet departs.
+    let counted = out.ports.iter().find(|p| p.port == port).unwrap().ecn_marks;
+    let ce_hops = sent.iter().filter(|h| h.ecn == 3).count() as u64;
+    assert_eq!(counted, ce_hops);
+    let flow_marks: u64 = out.flows.iter().map(|f| f.ecn_marks).sum();
+    assert_eq!(flow_marks, ce_hops);
 }
 
 #[test]
@@ -327,6 +373,8 @@ fn aqm_runs_are_exact_and_thread_invariant() {
         "{ kind = \"step\", k = \"30KB\" }",
         "{ kind = \"red\", min = \"20KB\", max = \"150KB\", ecn = true }",
         "{ kind = \"red\", min = \"20KB\", max = \"150KB\", weight = 1.0 }",
+        "{ kind = \"step\", k = \"30KB\", mark_at = \"dequeue\" }",
+        "{ kind = \"red\", min = \"20KB\", max = \"150KB\", ecn = true, weight = 1.0, spread = false, mark_at = \"dequeue\" }",
     ] {
         let s = aqm_scenario(aqm);
         exact_on(&s, aqm, &[1, 2]);
@@ -459,4 +507,64 @@ fn every_element_together_is_exact_and_thread_invariant() {
         let reference = exact_on_1_and_4_threads(&s, &format!("{overrides:?}"));
         assert!(reference.stats.packet_hops > 0);
     }
+}
+
+/// Two TCP flows in opposite directions over a 1 Gb/s bottleneck, so each one's ACKs share
+/// a congested switch port with the other's data.
+fn two_way(ack_priority: bool) -> netstep_scenario::Scenario {
+    let text = dumbbell_tcp(
+        2,
+        "1Gbps",
+        "1us",
+        "300KB",
+        "3MB",
+        &format!("[switch]\nack_priority = {ack_priority}"),
+    )
+    .replace("dst = \"r1\"", "dst = \"l1\"")
+    .replace("src = \"l1\"", "src = \"r1\"");
+    scenario(&text, &[])
+}
+
+#[test]
+fn priority_acks_wait_only_for_the_packet_on_the_wire() {
+    // With [switch] ack_priority an ACK at a switch waits only for the packet being
+    // serialized and the priority packets ahead of it; without, it waits behind the
+    // congested queue of the other flow's data.
+    let (mut with, mut without) = (two_way(true), two_way(false));
+    let (out, trace) = traced(&mut with);
+    assert!(
+        out.flows.iter().all(|f| f.end.is_some()),
+        "both flows finish"
+    );
+    // Hop 0 is the host's NIC; the others are switch ports.
+    let at_switch = |h: &&netstep_core::engine::trace::HopRecord| {
+        h.hop > 0 && h.kind == netstep_core::packet::PacketKind::Ack
+    };
+    let rate = netstep_core::units::BitsPerSec(1_000_000_000);
+    let mut acks = 0;
+    for h in trace.hops.iter().filter(at_switch) {
+        let wait = h.dequeue_ps.unwrap() - h.arrive_ps;
+        // At most one 1,500 B data packet (1,540 B on the wire) plus what waits ahead.
+        let bound = rate.serialization(netstep_core::units::Bytes(1_540 + h.queue_bytes));
+        assert!(
+            wait <= bound.0,
+            "ACK waited {wait} ps, bound {}: {h:?}",
+            bound.0
+        );
+        acks += 1;
+    }
+    assert!(acks > 1000, "{acks} ACK hops at switches");
+    let (_, trace) = traced(&mut without);
+    let longest = trace
+        .hops
+        .iter()
+        .filter(at_switch)
+        .filter_map(|h| Some(h.dequeue_ps? - h.arrive_ps))
+        .max()
+        .unwrap();
+    assert!(
+        longest > 100 * rate.serialization(netstep_core::units::Bytes(1_540)).0,
+        "without priority ACKs queue behind data: longest wait {longest} ps"
+    );
+    exact_on(&with, "ack_priority", &[1, 4]);
 }

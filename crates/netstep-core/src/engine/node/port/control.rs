@@ -1,7 +1,8 @@
 //! PFC's control lane on an egress port: PAUSE and RESUME frames go ahead of everything the
 //! queue holds, and a frame that arrives pauses or resumes one traffic class of the port that
 //! sends towards its sender. The switch's ingress accounting that decides when to send them
-//! is [`crate::pfc::PfcIngress`].
+//! is [`crate::pfc::PfcIngress`]. With `[switch] ack_priority` a switch's ACKs, NACKs and
+//! CNPs share the lane with the frames (the HPCC simulator's queue 0).
 
 use super::state::{PortCold, PortState};
 use crate::packet::{Packet, PacketKind};
@@ -27,10 +28,11 @@ pub(super) fn frame(class: u8, pause: bool, peer: u32, now: SimTime) -> Entry {
         ahead_packets: 0,
         traced: false,
         pfc: false,
+        marked: false,
     }
 }
 
-/// Queues `frame` behind the frames already waiting, ahead of the queue element.
+/// Queues `frame` (or a priority ACK) behind those already waiting, ahead of the queue element.
 pub(super) fn push(cold: &mut PortCold, frame: Entry) {
     cold.control.push_back(frame);
 }

@@ -111,6 +111,10 @@ impl<'a> Egress<'a> {
         sink: &mut impl EventSink,
     ) -> bool {
         let at = self.port_ref(local);
+        if !O::HOST && self.model.ack_priority && packet.kind.is_acknowledgement() {
+            self.offer_priority(&at, packet, now, sink);
+            return true;
+        }
         let passes = self.model.net.empty_passes_through(at.global)
             && owner.own_shaper(self.model).is_none();
         if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
@@ -121,11 +125,47 @@ impl<'a> Egress<'a> {
                 ahead_bytes: 0,
                 ahead_packets: 0,
                 pfc: false,
+                marked: false,
             };
             self.depart(owner, &at, entry, now, sink);
             return true;
         }
         self.offer_to_queue(owner, &at, packet, now, sink)
+    }
+
+    /// [`Egress::offer`] for an ACK, NACK or CNP at a switch with `ack_priority`: it joins
+    /// the control lane, served before the queue element in arrival order with PFC frames
+    /// (strict priority, no buffer limit, no AQM, outside PFC's accounting: the HPCC
+    /// simulator's queue 0 with ACK_HIGH_PRIO).
+    #[inline(never)]
+    fn offer_priority(
+        &mut self,
+        at: &PortRef<'a>,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let traced = self.lp.traced(&packet, now, self.model);
+        let port = &mut self.ports[at.local as usize];
+        let (ahead_packets, ahead_bytes) = port.cold.as_ref().map_or((0, 0), |c| {
+            let bytes = c.control.iter().map(|e| e.packet.size_bytes as u64).sum();
+            (c.control.len() as u32, bytes)
+        });
+        let entry = Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes,
+            ahead_packets,
+            traced,
+            pfc: false,
+            marked: false,
+        };
+        if port.idle(now) {
+            transmitter::transmit(self.lp, port, at, entry, true, now, self.model, sink);
+            return;
+        }
+        control::push(port.cold_mut(at.class), entry);
+        self.wake_if_waiting(at.local, now, sink);
     }
 
     /// [`Egress::offer`] when the queue element must decide.
@@ -151,6 +191,7 @@ impl<'a> Egress<'a> {
             ahead_packets: port.queue_len() as u32,
             traced,
             pfc: lossless,
+            marked: false,
         };
         let cold = port.cold_mut(at.class);
         if !O::HOST
@@ -316,6 +357,11 @@ impl<'a> Egress<'a> {
     ) {
         owner.left(self, &entry, true, now, sink);
         let port = &mut self.ports[at.local as usize];
+        if entry.marked {
+            // Marked by the queue as it left (marking at dequeue).
+            port.cold_mut(at.class).ecn_marks += 1;
+            *self.lp.flow_marks.entry(entry.packet.flow).or_insert(0) += 1;
+        }
         transmitter::transmit(self.lp, port, at, entry, !O::HOST, now, self.model, sink);
     }
 
