@@ -424,6 +424,7 @@ fn for_each_release(
                 seed,
                 line_rate_bps: 0.0,
                 base_rtt: SimTime::ZERO,
+                nic_pulls: false,
             };
             let mut out = TransportOut::default();
             let mut sender = OpenLoopSender::start(spec, ends, SimTime::ZERO, &mut out);

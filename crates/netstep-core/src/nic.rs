@@ -14,13 +14,17 @@
 //! out. The scheduler picks which socket is admitted next: `RoundRobin` takes one packet per
 //! socket with data in turn (flows with data share the NIC equally), `Fifo` admits packets in
 //! the order the transports produced them (one FIFO of bursts; the per-flow limit does not
-//! apply). Nothing is ever dropped here: the pending queues grow instead, and a transport's own
+//! apply). `Pull` is the HPCC simulator's RDMA NIC, which keeps no FIFO at all: when the link
+//! frees it sends the oldest waiting ACK, NACK or CNP, else it asks its queue pairs (the RDMA
+//! senders, in the order they started) round robin for one packet from the first that may
+//! send now ([`HostNic::select_qp`]); the sender builds that packet then, with its state at
+//! that moment, and its pacing counts from it. Nothing is ever dropped here: the pending queues grow instead, and a transport's own
 //! window (or an open-loop source's packet count) bounds them.
 
 use std::collections::VecDeque;
 
 use crate::packet::Packet;
-use crate::units::{BufferSize, Bytes};
+use crate::units::{BufferSize, Bytes, SimTime};
 
 /// How a NIC picks the next socket to admit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +34,9 @@ pub enum NicScheduler {
     RoundRobin,
     /// Packets in the order the host's transports produced them.
     Fifo,
+    /// No egress FIFO: when the link frees, feedback packets first, then one packet pulled
+    /// from the next RDMA sender that may send (the HPCC simulator's NIC).
+    Pull,
 }
 
 impl NicScheduler {
@@ -38,6 +45,7 @@ impl NicScheduler {
         match self {
             NicScheduler::RoundRobin => "round_robin",
             NicScheduler::Fifo => "fifo",
+            NicScheduler::Pull => "pull",
         }
     }
 }
@@ -88,6 +96,37 @@ impl Socket {
     }
 }
 
+/// What a queue pair (an RDMA sender) can do when a pulling NIC looks for a packet
+/// (`GetNextQindex` in the HPCC simulator's `qbb-net-device.cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    /// Every byte acknowledged (or the flow given up): removed from the turn order.
+    Finished,
+    /// Nothing it may send: all sent and waiting for ACKs, or its window is full.
+    Waiting,
+    /// It has a packet to send once `at` (its pacing) has come, in traffic class `class`.
+    Ready {
+        /// Earliest start of its next packet.
+        at: SimTime,
+        /// The flow's traffic class (a paused class is passed over).
+        class: u8,
+    },
+}
+
+/// The pulling NIC's state ([`NicScheduler::Pull`]).
+#[derive(Clone, Debug, Default)]
+struct Pull {
+    /// Feedback packets (ACK, NACK, CNP) waiting, oldest first.
+    feedback: VecDeque<Packet>,
+    /// Queue pairs (flow ids) in the order they started, finished ones removed lazily.
+    qps: Vec<u32>,
+    /// Index in `qps` of the last queue pair served (not moved when `qps` shrinks, as in
+    /// the simulator).
+    rr_last: usize,
+    /// Earliest wake-up already scheduled.
+    wake: Option<SimTime>,
+}
+
 #[derive(Clone, Debug, Default)]
 struct SocketState {
     pending: VecDeque<Packet>,
@@ -106,6 +145,8 @@ pub struct HostNic {
     fifo: VecDeque<Socket>,
     in_nic_packets: u32,
     in_nic_bytes: u64,
+    /// The pulling NIC's queue pairs and feedback queue.
+    pull: Pull,
     /// Packets waiting in socket queues (not yet admitted).
     pub pending_packets: u64,
     /// Largest number of packets ever waiting in socket queues.
@@ -125,6 +166,12 @@ impl HostNic {
     pub fn push(&mut self, s: Socket, packet: Packet, config: &NicConfig) {
         self.pending_packets += 1;
         self.max_pending_packets = self.max_pending_packets.max(self.pending_packets);
+        if config.scheduler == NicScheduler::Pull {
+            // Only feedback is pushed: RDMA senders are asked for their packets when the
+            // link frees.
+            self.pull.feedback.push_back(packet);
+            return;
+        }
         let state = self.socket(s);
         state.pending.push_back(packet);
         match config.scheduler {
@@ -135,6 +182,7 @@ impl HostNic {
                 }
             }
             NicScheduler::Fifo => self.fifo.push_back(s),
+            NicScheduler::Pull => unreachable!("handled above"),
         }
     }
 
@@ -161,7 +209,10 @@ impl HostNic {
     /// caller pushes it.
     #[inline]
     pub fn try_admit_now(&mut self, s: Socket, packet: &Packet, config: &NicConfig) -> bool {
-        if self.pending_packets != 0 || !self.nic_has_room(packet, config) {
+        if config.scheduler == NicScheduler::Pull
+            || self.pending_packets != 0
+            || !self.nic_has_room(packet, config)
+        {
             return false;
         }
         let state = self.socket(s);
@@ -180,6 +231,9 @@ impl HostNic {
     /// leaves that queue.
     pub fn admit(&mut self, config: &NicConfig) -> Option<(Socket, Packet)> {
         match config.scheduler {
+            // Nothing is admitted ahead of time: see [`HostNic::pop_feedback`] and
+            // [`HostNic::select_qp`].
+            NicScheduler::Pull => None,
             NicScheduler::Fifo => {
                 let &s = self.fifo.front()?;
                 let packet = *self.sockets[s.index()].pending.front().expect("queued");
@@ -234,6 +288,10 @@ impl HostNic {
     /// A packet of socket `s` left the egress queue (its transmission started, or a queue
     /// discipline dropped it): its budgets are released.
     pub fn left(&mut self, s: Socket, packet: &Packet, config: &NicConfig) {
+        if config.scheduler == NicScheduler::Pull {
+            // Pulled packets go straight to the transmitter: no budgets were charged.
+            return;
+        }
         let size = packet.size_bytes as u64;
         self.in_nic_packets -= 1;
         self.in_nic_bytes -= size;
@@ -253,6 +311,103 @@ impl HostNic {
     /// Packets admitted and still waiting in the egress queue.
     pub fn in_nic_packets(&self) -> u32 {
         self.in_nic_packets
+    }
+
+    /// Pull: the RDMA sender of `flow` started; it takes its turns after the queue pairs
+    /// already there (the simulator's `AddQp`).
+    pub fn add_qp(&mut self, flow: u32) {
+        self.pull.qps.push(flow);
+    }
+
+    /// Pull: whether a feedback packet waits.
+    pub fn has_feedback(&self) -> bool {
+        !self.pull.feedback.is_empty()
+    }
+
+    /// Pull: the oldest waiting feedback packet, unless its class is paused (`paused`: one
+    /// bit per class).
+    pub fn pop_feedback(&mut self, paused: u8) -> Option<Packet> {
+        let head = self.pull.feedback.front()?;
+        if paused & (1 << head.class()) != 0 {
+            return None;
+        }
+        self.pending_packets -= 1;
+        self.pull.feedback.pop_front()
+    }
+
+    /// Pull: the flow of the queue pair that sends next at `now`, if any may: round
+    /// robin from the one after the last served, the first that is `Ready` by `now` in a
+    /// class not `paused`. Finished queue pairs met on the way are removed, with every
+    /// finished one after the first of them, and the turn index is not adjusted (both as the
+    /// simulator's `GetNextQindex` does, so the turn order matches it).
+    pub fn select_qp(
+        &mut self,
+        now: SimTime,
+        paused: u8,
+        mut state: impl FnMut(u32) -> QpState,
+    ) -> Option<u32> {
+        let pull = &mut self.pull;
+        let count = pull.qps.len();
+        let mut chosen = None;
+        let mut first_finished = usize::MAX;
+        for step in 1..=count {
+            let idx = (step + pull.rr_last) % count;
+            match state(pull.qps[idx]) {
+                QpState::Ready { at, class } if paused & (1 << class) == 0 => {
+                    if at <= now {
+                        chosen = Some(idx);
+                        break;
+                    }
+                }
+                QpState::Finished => first_finished = first_finished.min(idx),
+                QpState::Ready { .. } | QpState::Waiting => {}
+            }
+        }
+        if first_finished != usize::MAX {
+            let mut next = first_finished;
+            for i in first_finished + 1..count {
+                if state(pull.qps[i]) != QpState::Finished {
+                    if chosen == Some(i) {
+                        chosen = Some(next);
+                    }
+                    pull.qps[next] = pull.qps[i];
+                    next += 1;
+                }
+            }
+            pull.qps.truncate(next);
+        }
+        let idx = chosen?;
+        pull.rr_last = idx;
+        Some(pull.qps[idx])
+    }
+
+    /// Pull: the earliest time a queue pair with something to send becomes ready, if any.
+    pub fn next_ready(&self, mut state: impl FnMut(u32) -> QpState) -> Option<SimTime> {
+        self.pull
+            .qps
+            .iter()
+            .filter_map(|&slot| match state(slot) {
+                QpState::Ready { at, .. } => Some(at),
+                QpState::Finished | QpState::Waiting => None,
+            })
+            .min()
+    }
+
+    /// Pull: records a wake-up wanted at `at`; returns whether it must be scheduled (none is
+    /// pending at or before it).
+    pub fn want_wake(&mut self, at: SimTime) -> bool {
+        if self.pull.wake.is_some_and(|w| w <= at) {
+            return false;
+        }
+        self.pull.wake = Some(at);
+        true
+    }
+
+    /// Pull: a wake-up fired at `now`.
+    pub fn woke(&mut self, now: SimTime) {
+        if self.pull.wake.is_some_and(|w| w <= now) {
+            self.pull.wake = None;
+        }
     }
 }
 

@@ -104,8 +104,10 @@ pub struct NicFileConfig {
     /// Bytes or packets one flow (each direction separately) may have waiting in the NIC's
     /// egress queue, like Linux TCP Small Queues. Default `"2pkts"`. Example: `per_flow = "64KB"`.
     pub per_flow: Option<String>,
-    /// `"round_robin"` (default: one packet per flow with data in turn) or `"fifo"` (in the
-    /// order the transports produced them; `per_flow` does not apply).
+    /// `"round_robin"` (default: one packet per flow with data in turn), `"fifo"` (in the
+    /// order the transports produced them; `per_flow` does not apply) or `"pull"` (no FIFO:
+    /// ACKs first, then the next RDMA sender that may send builds its packet; RDMA flows
+    /// only).
     pub scheduler: Option<NicSchedulerConfig>,
     /// Token-bucket shaper on every host's egress. Example:
     /// `shaper = { rate = "1Gbps", burst = "15KB" }`.
@@ -200,6 +202,9 @@ pub enum NicSchedulerConfig {
     RoundRobin,
     /// In the order the transports produced them.
     Fifo,
+    /// No egress FIFO: feedback first, then one packet pulled from the next RDMA sender
+    /// that may send (the HPCC simulator's NIC).
+    Pull,
 }
 
 /// `[simulation]`: run control.

@@ -274,6 +274,7 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
                 netstep_core::nic::NicScheduler::RoundRobin
             }
             Some(config::NicSchedulerConfig::Fifo) => netstep_core::nic::NicScheduler::Fifo,
+            Some(config::NicSchedulerConfig::Pull) => netstep_core::nic::NicScheduler::Pull,
         },
         shaper: nic
             .shaper
@@ -281,6 +282,35 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
             .map(|s| topology::shaper_spec(s, &path.key("shaper")))
             .transpose()?,
     })
+}
+
+/// A pulling NIC (`[nic] scheduler = "pull"`) asks RDMA senders for packets; other
+/// transports push theirs, so every flow must be RDMA.
+fn check_pulled_flows(model: &Model, world: &mut World) -> Result<(), Invalid> {
+    if model.nic.scheduler != netstep_core::nic::NicScheduler::Pull {
+        return Ok(());
+    }
+    let Some(flow) = model.flows.flows.iter().position(|f| {
+        !matches!(
+            *f.transport,
+            netstep_core::transport::TransportSpec::Rdma(_)
+        )
+    }) else {
+        return Ok(());
+    };
+    let f = &model.flows.flows[flow];
+    let mut name = |n: u32| world::node_name(world, n).unwrap_or_else(|| format!("node {n}"));
+    let (src, dst) = (name(f.src), name(f.dst));
+    let kind = match *f.transport {
+        netstep_core::transport::TransportSpec::Tcp(_) => "tcp",
+        _ => "open_loop",
+    };
+    Err(Invalid::new(
+        FieldPath::of(&["nic", "scheduler"]),
+        format!(
+            "\"pull\" needs every flow to use transport kind = \"rdma\" (the NIC asks RDMA senders for their packets); flow {flow} from {src:?} to {dst:?} is {kind}"
+        ),
+    ))
 }
 
 /// A `[[failures]]` entry with node indices: (one end, other end, down, up).
@@ -765,6 +795,7 @@ fn build(
     }
     check_notices(&model, &mut world)?;
     check_min_rates(&model)?;
+    check_pulled_flows(&model, &mut world)?;
     if let Some(failures) = &model.failures {
         check_telemetry_under_failures(&model, failures, &mut world)?;
     }
@@ -1579,7 +1610,7 @@ mod tests {
     /// `PfcSpec`'s constants, `OpenLoopSpec::DEFAULT_PACKET_SIZE`, as REFERENCE.md states them.
     #[test]
     fn reference_states_the_element_defaults() {
-        use netstep_core::nic::{NicConfig, NicScheduler};
+        use netstep_core::nic::NicConfig;
         use netstep_core::pfc::PfcSpec;
         use netstep_core::queue::SharedBuffer;
         use netstep_core::transport::OpenLoopSpec;
@@ -1592,10 +1623,7 @@ mod tests {
                 ("per_flow", buffer(nic.per_flow)),
                 (
                     "scheduler",
-                    match nic.scheduler {
-                        NicScheduler::RoundRobin => "`\"round_robin\"`".into(),
-                        NicScheduler::Fifo => "`\"fifo\"`".into(),
-                    },
+                    format!("`\"{}\"`", nic.scheduler.name()),
                 ),
                 (
                     "shaper",

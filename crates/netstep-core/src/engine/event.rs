@@ -144,6 +144,9 @@ pub enum TimerSide {
     Sender,
     /// The receiver (delayed ACK).
     Receiver,
+    /// The host's pulling NIC (`[nic] scheduler = "pull"`): the link frees or a queue
+    /// pair's pacing allows its next packet (`flow` and `token` unused).
+    Nic,
 }
 
 /// An event: key and payload. Ordered *reversed* by key so `BinaryHeap<Event>` pops the

@@ -194,6 +194,9 @@ pub struct FlowEnds {
     /// Unloaded round trip of the flow (one full data packet out, its smallest feedback
     /// packet back); computed only for senders that use it (HPCC), else zero.
     pub base_rtt: SimTime,
+    /// The host's NIC pulls this sender's packets (`[nic] scheduler = "pull"`): an RDMA
+    /// sender then builds a packet only when the NIC asks for one.
+    pub nic_pulls: bool,
 }
 
 impl Sender {

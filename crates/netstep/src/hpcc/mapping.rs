@@ -655,10 +655,6 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             mapped.push("ACK_HIGH_PRIO 1 -> [switch] ack_priority = true".to_string());
         }
     }
-    note(
-        "CC_MODE",
-        "the simulator's NIC has no FIFO (it picks the next queue pair round robin when the link frees, ACKs first); netstep's NIC is a round-robin queue of one packet per flow",
-    );
     match config.unsigned("L2_ACK_INTERVAL")? {
         Some(i) if i <= mtu => mapped.push("L2_ACK_INTERVAL -> an ACK per packet".to_string()),
         Some(i) if i % mtu == 0 => {
@@ -811,7 +807,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     if !sim.is_empty() {
         writeln!(toml, "[simulation]\n{sim}")?;
     }
-    writeln!(toml, "[nic]\nper_flow = \"1pkts\"\n")?;
+    writeln!(toml, "[nic]\nscheduler = \"pull\"\n")?;
     if !switch_section.is_empty() {
         writeln!(toml, "[switch]\n{switch_section}")?;
     }

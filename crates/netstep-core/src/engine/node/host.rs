@@ -11,12 +11,12 @@ use crate::engine::event::{
     Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, TimerSide,
 };
 use crate::flow::{FlowSpec, FlowTable};
-use crate::nic::{HostNic, Socket};
+use crate::nic::{HostNic, NicScheduler, QpState, Socket};
 use crate::packet::{Packet, PacketKind};
 use crate::queue::Entry;
 use crate::shaping::TokenBucketSpec;
 use crate::telemetry::IntStack;
-use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
+use crate::transport::{FlowEnds, Receiver, Sender, TransportOut, TransportSpec};
 use crate::units::SimTime;
 
 /// The state of a host: NIC and transports (its egress port is in [`super::NodeState`]).
@@ -240,6 +240,7 @@ impl HostState {
             seed: model.seed,
             line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
             base_rtt: SimTime::ZERO,
+            nic_pulls: model.nic.scheduler == NicScheduler::Pull,
         }
     }
 
@@ -265,6 +266,11 @@ impl HostState {
                 crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO);
         }
         self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
+        if ends.nic_pulls {
+            // The simulator's NewQp: it joins the turn order and may send at once.
+            let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
+            nic.add_qp(flow);
+        }
         self.flush_transport(eg, flow, TimerSide::Sender, now, sink);
     }
 
@@ -281,6 +287,13 @@ impl HostState {
         let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
         let live = match side {
+            TimerSide::Nic => {
+                if let Some(nic) = self.nic.as_mut() {
+                    nic.woke(now);
+                }
+                self.fill_nic(eg, now, sink);
+                return true;
+            }
             TimerSide::Sender => {
                 let slot = model.flows.src_slot[flow as usize] as usize;
                 match self.senders.get_mut(slot) {
@@ -392,6 +405,11 @@ impl HostState {
         sink: &mut impl EventSink,
     ) {
         if self.out.packets.is_empty() && self.out.timers.is_empty() {
+            if eg.model.nic.scheduler == NicScheduler::Pull {
+                // The transport's state changed (an ACK opened its window, its rate moved):
+                // the NIC looks again.
+                self.fill_nic(eg, now, sink);
+            }
             return;
         }
         let mut out = std::mem::take(&mut self.out);
@@ -404,13 +422,16 @@ impl HostState {
             };
             eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
         }
-        if !out.packets.is_empty() {
+        let had_packets = !out.packets.is_empty();
+        if had_packets {
             let model = eg.model;
             let spec = &model.flows.flows[flow as usize];
             let (explicit, class) = (spec.path.is_some(), spec.class);
             let socket = match side {
                 TimerSide::Sender => Socket::sender(model.flows.src_slot[flow as usize]),
-                TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
+                TimerSide::Receiver | TimerSide::Nic => {
+                    Socket::receiver(model.flows.dst_slot[flow as usize])
+                }
             };
             for mut packet in out.packets.drain(..) {
                 packet.set(Packet::EXPLICIT_PATH, explicit);
@@ -423,13 +444,19 @@ impl HostState {
                     nic.push(socket, packet, &model.nic);
                 }
             }
-            self.fill_nic(eg, now, sink);
         }
         self.out = out;
+        if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
+            self.fill_nic(eg, now, sink);
+        }
     }
 
     /// Admits packets from the socket queues into the NIC's egress queue while they fit.
     fn fill_nic(&mut self, eg: &mut Egress<'_>, now: SimTime, sink: &mut impl EventSink) {
+        if eg.model.nic.scheduler == NicScheduler::Pull {
+            self.pull_nic(eg, now, sink);
+            return;
+        }
         loop {
             let Some(nic) = self.nic.as_mut() else {
                 return;
@@ -438,6 +465,109 @@ impl HostState {
                 return;
             };
             self.nic_offer(eg, packet, now, sink);
+        }
+    }
+
+    /// The pulling NIC ([`NicScheduler::Pull`], the HPCC simulator's `DequeueAndTransmit`):
+    /// when the link is free, the oldest feedback packet, else one packet pulled from the
+    /// next queue pair that may send ([`HostNic::select_qp`]); otherwise a wake-up when the
+    /// link frees or the earliest queue pair's pacing allows.
+    fn pull_nic(&mut self, eg: &mut Egress<'_>, now: SimTime, sink: &mut impl EventSink) {
+        let Some(nic) = self.nic.as_mut() else {
+            return;
+        };
+        let port = &eg.ports[NIC_PORT as usize];
+        if port.queue_len() > 0 || port.held() {
+            // A packet of a paused class, or one the shaper holds: the port's own wake-up
+            // (or the RESUME) comes back here.
+            return;
+        }
+        let model = eg.model;
+        let paused = port.paused;
+        if port.busy_until > now {
+            let busy_until = port.busy_until;
+            let senders = &mut self.senders;
+            let waiting = nic.has_feedback()
+                || nic
+                    .next_ready(|flow| Self::qp_state(senders, model, flow))
+                    .is_some();
+            if waiting {
+                Self::wake_nic(nic, eg, busy_until, now, sink);
+            }
+            return;
+        }
+        if let Some(packet) = nic.pop_feedback(paused) {
+            self.nic_offer(eg, packet, now, sink);
+            self.pull_nic(eg, now, sink);
+            return;
+        }
+        let senders = &mut self.senders;
+        let Some(flow) = nic.select_qp(now, paused, |flow| Self::qp_state(senders, model, flow))
+        else {
+            let senders = &mut self.senders;
+            if let Some(at) = nic.next_ready(|flow| Self::qp_state(senders, model, flow))
+                && at > now
+            {
+                Self::wake_nic(nic, eg, at, now, sink);
+            }
+            return;
+        };
+        let spec = &model.flows.flows[flow as usize];
+        let slot = model.flows.src_slot[flow as usize] as usize;
+        let mut out = std::mem::take(&mut self.out);
+        if let (Some(Some(Sender::Rdma(sender))), TransportSpec::Rdma(rdma)) =
+            (self.senders.get_mut(slot), &*spec.transport)
+        {
+            sender.pull(rdma, now, &mut out);
+        }
+        for (at, token) in out.timers.drain(..) {
+            let kind = EventKind::Timer {
+                flow,
+                token,
+                side: TimerSide::Sender,
+                seq: 0,
+            };
+            eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
+        }
+        let (explicit, class) = (spec.path.is_some(), spec.class);
+        for mut packet in out.packets.drain(..) {
+            packet.set(Packet::EXPLICIT_PATH, explicit);
+            packet.set_class(class);
+            self.nic_offer(eg, packet, now, sink);
+        }
+        self.out = out;
+        // The link is busy now: look again when it frees.
+        self.pull_nic(eg, now, sink);
+    }
+
+    /// The state of `flow`'s queue pair for the pulling NIC.
+    fn qp_state(senders: &mut [Option<Sender>], model: &Model, flow: u32) -> QpState {
+        let spec = &model.flows.flows[flow as usize];
+        let slot = model.flows.src_slot[flow as usize] as usize;
+        match (senders.get_mut(slot), &*spec.transport) {
+            (Some(Some(Sender::Rdma(sender))), TransportSpec::Rdma(rdma)) => {
+                sender.qp_state(rdma, spec.class)
+            }
+            _ => QpState::Finished,
+        }
+    }
+
+    /// Schedules the pulling NIC's wake-up at `at` unless one at or before it is pending.
+    fn wake_nic(
+        nic: &mut HostNic,
+        eg: &mut Egress<'_>,
+        at: SimTime,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        if nic.want_wake(at) {
+            let kind = EventKind::Timer {
+                flow: 0,
+                token: 0,
+                side: TimerSide::Nic,
+                seq: 0,
+            };
+            eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
         }
     }
 

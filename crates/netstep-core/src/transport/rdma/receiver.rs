@@ -131,6 +131,7 @@ mod tests {
             seed: 1,
             line_rate_bps: 10e9,
             base_rtt: SimTime::ZERO,
+            nic_pulls: false,
         };
         let mut r = RdmaReceiver::new(&spec, ends);
         let mut out = TransportOut::default();

@@ -6,6 +6,7 @@ use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
 use super::timely::Timely;
 use super::{RdmaCc, RdmaSpec, Recovery};
+use crate::nic::QpState;
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
 use crate::telemetry::IntStack;
 use crate::transport::timer::{Retries, TimerToken};
@@ -344,29 +345,65 @@ impl RdmaSender {
             .push((self.next_send, token(PACE, self.pace_generation)));
     }
 
-    /// Sends the next packet if the pacing allows, else arms the pacing timer.
-    fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
-        while self.resend.front().is_some_and(|&s| s < self.snd_una) {
-            self.resend.pop_front();
-        }
-        let more = |s: &Self| s.snd_nxt < s.n_packets || !s.resend.is_empty();
-        if !more(self) || self.failure.is_some() {
-            return;
-        }
+    /// Whether a packet is left to send (new data or a retransmission).
+    fn has_more(&self) -> bool {
+        self.snd_nxt < self.n_packets || !self.resend.is_empty()
+    }
+
+    /// Whether the window holds the next packet back until an ACK comes.
+    fn window_bound(&self, spec: &RdmaSpec) -> bool {
         if let Some(window) = spec.window {
             // The sender's window: wait for an ACK while the payload bytes in flight are at
             // least `window` (scaled by rate / max rate when variable).
             let inflight = spec.bytes_before(self.ends.size, self.snd_nxt)
                 - spec.bytes_before(self.ends.size, self.snd_una);
-            if inflight >= window.at(self.cc.rate_bps(), self.max_rate) {
-                return;
-            }
+            inflight >= window.at(self.cc.rate_bps(), self.max_rate)
         } else if let Some(window) = self.cc.window_bytes() {
             // Window bound (HPCC): wait for an ACK once more than R x T bytes are in flight.
             let inflight = self.snd_nxt.saturating_sub(self.snd_una) as f64 * spec.mtu_bytes as f64;
-            if inflight > window {
-                return;
-            }
+            inflight > window
+        } else {
+            false
+        }
+    }
+
+    /// What the sender can do for a pulling NIC: finished, waiting (nothing left to send
+    /// but unacknowledged, or window-bound), or ready at its next pacing time (`class` is
+    /// the flow's traffic class).
+    pub fn qp_state(&mut self, spec: &RdmaSpec, class: u8) -> QpState {
+        if self.is_done() || self.failure.is_some() {
+            return QpState::Finished;
+        }
+        while self.resend.front().is_some_and(|&s| s < self.snd_una) {
+            self.resend.pop_front();
+        }
+        if !self.has_more() || self.window_bound(spec) {
+            return QpState::Waiting;
+        }
+        QpState::Ready {
+            at: self.next_send,
+            class,
+        }
+    }
+
+    /// A pulling NIC takes this sender's next packet at `now` (its [`RdmaSender::qp_state`]
+    /// was ready by `now`): the packet is built now and the next one may start one packet's
+    /// time at the current rate later (the simulator's `UpdateNextAvail`).
+    pub fn pull(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
+        self.emit(spec, now, out);
+    }
+
+    /// Sends the next packet if the pacing allows, else arms the pacing timer. When the NIC
+    /// pulls, it does nothing: the NIC asks ([`RdmaSender::pull`]).
+    fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
+        if self.ends.nic_pulls {
+            return;
+        }
+        while self.resend.front().is_some_and(|&s| s < self.snd_una) {
+            self.resend.pop_front();
+        }
+        if !self.has_more() || self.failure.is_some() || self.window_bound(spec) {
+            return;
         }
         if self.next_send > now {
             if !self.pace_pending {
@@ -374,6 +411,15 @@ impl RdmaSender {
             }
             return;
         }
+        self.emit(spec, now, out);
+        if self.has_more() {
+            self.arm_pace(out);
+        }
+    }
+
+    /// Builds and sends the next packet at `now`; the next may start one packet's time at
+    /// the current rate later.
+    fn emit(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
         let seq = match self.resend.pop_front() {
             Some(seq) => seq,
             None => {
@@ -408,8 +454,5 @@ impl RdmaSender {
         let rate = self.cc.rate_bps().max(1.0);
         let gap = (wire as f64 * 8.0 / rate * 1e12).ceil() as u64;
         self.next_send = now + SimTime(gap.max(1));
-        if more(self) {
-            self.arm_pace(out);
-        }
     }
 }

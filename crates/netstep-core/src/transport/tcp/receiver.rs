@@ -209,6 +209,7 @@ mod tests {
             seed: 1,
             line_rate_bps: 0.0,
             base_rtt: SimTime::ZERO,
+            nic_pulls: false,
         };
         TcpReceiver::new(spec, ends)
     }
