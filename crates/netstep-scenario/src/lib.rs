@@ -1621,10 +1621,7 @@ mod tests {
             &[
                 ("buffer", buffer(nic.buffer)),
                 ("per_flow", buffer(nic.per_flow)),
-                (
-                    "scheduler",
-                    format!("`\"{}\"`", nic.scheduler.name()),
-                ),
+                ("scheduler", format!("`\"{}\"`", nic.scheduler.name())),
                 (
                     "shaper",
                     nic.shaper

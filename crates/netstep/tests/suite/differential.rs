@@ -109,3 +109,53 @@ fn busy_host_nics_match_reference() {
         );
     }
 }
+
+/// A k = 4 FatTree of RDMA senders under Poisson web-search load, their NICs pulling
+/// (`[nic] scheduler = "pull"`), with `cc` and RED marking at dequeue on every link.
+fn pulled_rdma(cc: &str) -> String {
+    format!(
+        r#"
+[simulation]
+seed = 5
+[topology]
+kind = "fat_tree"
+k = 4
+[topology.links]
+rate = "10Gbps"
+delay = "1us"
+buffer = "256KB"
+aqm = {{ kind = "red", min = "5KB", max = "50KB", max_p = 0.2, weight = 1, ecn = true, spread = false, mark_at = "dequeue" }}
+[nic]
+scheduler = "pull"
+[transport]
+kind = "rdma"
+cc = "{cc}"
+[[traffic]]
+kind = "poisson"
+load = 0.8
+cdf = "../datasets/websearch.toml"
+duration = "2ms"
+"#
+    )
+}
+
+#[test]
+fn pulling_rdma_nics_match_reference() {
+    // Hosts with several RDMA flows at once: the pulled turn order, pacing from the pull,
+    // wake-ups and finished queue pairs leaving the turns, for each rate control.
+    for cc in ["dcqcn", "timely", "hpcc", "dctcp"] {
+        let mut s = scenario(&pulled_rdma(cc), &[]);
+        s.model.record_deliveries = true;
+        let reference = exact_on_1_and_4_threads(&s, &format!("pulling NICs ({cc})"));
+        // Several flows of one host overlap, so turns are taken.
+        let overlapping = s.model.flows.flows.iter().enumerate().any(|(i, f)| {
+            let end = reference.flows[i]
+                .end
+                .unwrap_or(netstep_core::units::SimTime::MAX);
+            s.model.flows.flows[i + 1..]
+                .iter()
+                .any(|g| g.src == f.src && g.start < end)
+        });
+        assert!(overlapping, "{cc}: no host runs two flows at once");
+    }
+}

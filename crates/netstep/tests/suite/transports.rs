@@ -1122,3 +1122,116 @@ fn rdma_coalesced_acks_acknowledge_every_nth_packet() {
     let e = load_error(DCQCN, &["transport.ack_every=0"]);
     assert!(e.contains("ack_every") && e.contains("at least 1"), "{e}");
 }
+
+/// Host l0 sends two RDMA flows (to r0 and r1) and r0 sends one back to l0, so l0 and r0
+/// each send data and ACKs; `nic` is the `[nic]` table.
+fn two_way_rdma(nic: &str) -> netstep_scenario::Scenario {
+    let text = format!(
+        r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 2
+[topology.links]
+rate = "10Gbps"
+delay = "1us"
+buffer = "1MB"
+[nic]
+{nic}
+[transport]
+kind = "rdma"
+cc = "dcqcn"
+[trace]
+tables = ["packet_hops"]
+[[traffic]]
+kind = "flows"
+flows = [
+  {{ src = "l0", dst = "r0", size = "200KB" }},
+  {{ src = "l0", dst = "r1", size = "200KB" }},
+  {{ src = "r0", dst = "l0", size = "200KB" }},
+]
+"#
+    );
+    scenario(&text, &[])
+}
+
+/// `[nic] scheduler = "pull"` (the HPCC simulator's NIC): nothing waits in a host's egress
+/// queue; an ACK waits at most for the packet on the wire (feedback goes first); two
+/// backlogged queue pairs at line rate take strict turns. The default NIC (a queue of up to
+/// two packets per flow) does none of these, so the test tells the two apart.
+#[test]
+fn pulling_nic_sends_feedback_first_and_takes_turns() {
+    let wire = |bytes: u64| bytes * 8 * 100; // ps at 10 Gb/s
+    let mut s = two_way_rdma("scheduler = \"pull\"");
+    let (out, trace) = traced(&mut s);
+    assert!(out.flows.iter().all(|f| f.end.is_some()), "{:?}", out.flows);
+    let first_hops: Vec<_> = trace.hops.iter().filter(|h| h.hop == 0).collect();
+    assert!(first_hops.len() > 600);
+    for h in &first_hops {
+        let wait = h.dequeue_ps.unwrap() - h.arrive_ps;
+        assert_eq!(h.queue_packets, 0, "nothing queued at a pulling NIC: {h:?}");
+        if h.kind != netstep_core::packet::PacketKind::Data {
+            assert!(wait < wire(1100), "feedback waits for the wire only: {h:?}");
+        } else {
+            assert_eq!(wait, 0, "a pulled packet is built as it starts: {h:?}");
+        }
+    }
+    // l0's data departures alternate between its two flows while both have data.
+    let mut l0: Vec<_> = first_hops
+        .iter()
+        .filter(|h| h.kind == netstep_core::packet::PacketKind::Data && h.flow < 2)
+        .collect();
+    l0.sort_by_key(|h| h.dequeue_ps);
+    let both = 2 * l0
+        .iter()
+        .filter(|h| h.flow == 0)
+        .count()
+        .min(l0.iter().filter(|h| h.flow == 1).count());
+    assert!(both > 300);
+    for pair in l0[..both].windows(2) {
+        assert_ne!(pair[0].flow, pair[1].flow, "turns: {:?}", pair);
+    }
+
+    // The default NIC queues data ahead of ACKs.
+    let mut s = two_way_rdma("");
+    let (_, trace) = traced(&mut s);
+    let late_feedback = trace
+        .hops
+        .iter()
+        .filter(|h| h.hop == 0 && h.kind != netstep_core::packet::PacketKind::Data)
+        .filter(|h| h.dequeue_ps.unwrap() - h.arrive_ps >= wire(1100))
+        .count();
+    assert!(
+        late_feedback > 10,
+        "the default NIC delays ACKs behind data"
+    );
+}
+
+#[test]
+fn pulling_nic_refuses_flows_it_cannot_pull() {
+    let text = r#"
+[topology]
+kind = "dumbbell"
+left = 1
+right = 1
+[nic]
+scheduler = "pull"
+[[traffic]]
+kind = "flows"
+flows = [{ src = "l0", dst = "r0", size = "10KB" }]
+"#;
+    let err = netstep_scenario::load_str(
+        text,
+        "test.toml",
+        "test",
+        None,
+        &[],
+        &netstep_scenario::Limits::machine(),
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    for part in ["nic.scheduler", "rdma", "flow 0", "\"l0\"", "tcp"] {
+        assert!(err.contains(part), "{part:?} in {err}");
+    }
+}
