@@ -643,6 +643,9 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             "netstep always paces at the current rate (RATE_BOUND 1)",
         );
     }
+    mapped.push(
+        "the NIC (no FIFO: ACKs first, then the queue pairs round robin, each packet built when pulled) -> [nic] scheduler = \"pull\"".to_string(),
+    );
     if config.flag("ACK_HIGH_PRIO")? == Some(true) {
         if variant == Variant::Upstream {
             // Upstream sets only the NIC's ACK queue index; its switches keep ACKs in pg 3.
