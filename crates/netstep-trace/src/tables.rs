@@ -59,11 +59,16 @@ pub struct FlowRow {
     pub fail_reason: Option<&'static str>,
     /// Every byte reached the receiver.
     pub completed: bool,
+    /// The HPCC simulator's ideal ("standalone") FCT, ns, written with `netstep run --format
+    /// hpcc|hpcc-m3` (a second ideal; `None` otherwise).
+    pub standalone_fct_ns: Option<u64>,
 }
 
-/// Builds the `flows` batch.
+/// Builds the `flows` batch. When any row has a `standalone_fct_ns`, two columns follow the
+/// others: `standalone_fct_ns` and `standalone_slowdown` (`fct_ns / standalone_fct_ns`).
 pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
-    let schema = Arc::new(Schema::new(vec![
+    let standalone = rows.iter().any(|r| r.standalone_fct_ns.is_some());
+    let mut fields = vec![
         Field::new("flow_id", DataType::UInt32, false),
         Field::new("src", DataType::UInt32, false),
         Field::new("dst", DataType::UInt32, false),
@@ -83,7 +88,12 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
         Field::new("fail_reason", dict(), true),
-    ]));
+    ];
+    if standalone {
+        fields.push(Field::new("standalone_fct_ns", DataType::UInt64, true));
+        fields.push(Field::new("standalone_slowdown", DataType::Float64, true));
+    }
+    let schema = Arc::new(Schema::new(fields));
     let u32col = |f: fn(&FlowRow) -> u32| u32_column(rows, f);
     let u64col = |f: fn(&FlowRow) -> u64| u64_column(rows, f);
     let opt_u64 = |f: fn(&FlowRow) -> Option<u64>| optional_u64_column(rows, f);
@@ -98,30 +108,40 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
     let mut completed = BooleanBuilder::with_capacity(rows.len());
     rows.iter()
         .for_each(|r| completed.append_value(r.completed));
-    RecordBatch::try_new(
-        schema,
-        vec![
-            u32col(|r| r.flow_id),
-            u32col(|r| r.src),
-            u32col(|r| r.dst),
-            Arc::new(transport.finish()),
-            u64col(|r| r.size_bytes),
-            opt_u64(|r| r.start_ns),
-            opt_u64(|r| r.deps_done_ns),
-            opt_u64(|r| r.end_ns),
-            opt_u64(|r| r.fct_ns),
-            u64col(|r| r.ideal_fct_ns),
-            Arc::new(slowdown.finish()),
-            u64col(|r| r.packets_sent),
-            u64col(|r| r.packets_delivered),
-            u64col(|r| r.packets_dropped),
-            u64col(|r| r.ecn_marks),
-            u64col(|r| r.retransmits),
-            u64col(|r| r.timeouts),
-            Arc::new(completed.finish()),
-            Arc::new(fail_reason.finish()),
-        ],
-    )
+    let mut columns: Vec<ArrayRef> = vec![
+        u32col(|r| r.flow_id),
+        u32col(|r| r.src),
+        u32col(|r| r.dst),
+        Arc::new(transport.finish()),
+        u64col(|r| r.size_bytes),
+        opt_u64(|r| r.start_ns),
+        opt_u64(|r| r.deps_done_ns),
+        opt_u64(|r| r.end_ns),
+        opt_u64(|r| r.fct_ns),
+        u64col(|r| r.ideal_fct_ns),
+        Arc::new(slowdown.finish()),
+        u64col(|r| r.packets_sent),
+        u64col(|r| r.packets_delivered),
+        u64col(|r| r.packets_dropped),
+        u64col(|r| r.ecn_marks),
+        u64col(|r| r.retransmits),
+        u64col(|r| r.timeouts),
+        Arc::new(completed.finish()),
+        Arc::new(fail_reason.finish()),
+    ];
+    if standalone {
+        columns.push(opt_u64(|r| r.standalone_fct_ns));
+        let mut ratio = Float64Builder::with_capacity(rows.len());
+        rows.iter().for_each(|r| {
+            ratio.append_option(
+                r.fct_ns
+                    .zip(r.standalone_fct_ns)
+                    .map(|(fct, ideal)| fct as f64 / ideal.max(1) as f64),
+            )
+        });
+        columns.push(Arc::new(ratio.finish()));
+    }
+    RecordBatch::try_new(schema, columns)
 }
 
 /// One row of `links.parquet`: one egress port (a link direction).

@@ -296,7 +296,13 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);
     let output = netstep_core::world::record_run(&mut scenario.world, output);
-    let tables = output::Tables::build(&mut scenario, &output, wall);
+    let mut tables = output::Tables::build(&mut scenario, &output, wall);
+    if let Some(format) = request.format {
+        // The simulator's ideal beside netstep's, so both slowdowns can be reported.
+        for row in &mut tables.flows {
+            row.standalone_fct_ns = hpcc::export::standalone_fct_ns(&scenario, row.flow_id, format);
+        }
+    }
     let summary_text = summary::render(&scenario, &tables, &output, wall);
     output::write(&staging, &scenario, &tables, &output)
         .context("writing the run folder")

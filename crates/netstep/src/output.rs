@@ -313,6 +313,7 @@ impl Tables {
                     timeouts: r.timeouts,
                     fail_reason: r.failure.map(|f| f.name()),
                     completed: r.end.is_some(),
+                    standalone_fct_ns: None,
                 }
             })
             .collect();

@@ -2,6 +2,7 @@
 //! on two shards of m3's demo set (fixtures re-expressed in `tests/fixtures/hpcc-m3/`, with
 //! their source), and the RDMA parameters the import needs: `max_rate`, `window`, DCTCP.
 
+use arrow_array::cast::AsArray;
 use std::path::{Path, PathBuf};
 
 use netstep::hpcc::export::FctFormat;
@@ -148,6 +149,27 @@ fn matches_ns3(shard: &str) -> (f64, f64) {
         ns3.push(f.ns3_fct as f64 / ideal);
         ours.push(fct / ideal);
         log.push((fct / f.ns3_fct as f64).ln().abs());
+    }
+    // flows.parquet carries the simulator's ideal as a second ideal, and its slowdown.
+    let file = std::fs::File::open(dir.path().join("run/flows.parquet")).unwrap();
+    let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(file, 1 << 16)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let col = |name: &str| batch.column_by_name(name).unwrap().clone();
+    let (standalone, slowdown, fct) = (
+        col("standalone_fct_ns"),
+        col("standalone_slowdown"),
+        col("fct_ns"),
+    );
+    let standalone = standalone.as_primitive::<arrow_array::types::UInt64Type>();
+    let slowdown = slowdown.as_primitive::<arrow_array::types::Float64Type>();
+    let fct = fct.as_primitive::<arrow_array::types::UInt64Type>();
+    for (i, f) in list.iter().enumerate() {
+        assert_eq!(standalone.value(i), f.ns3_standalone, "{shard}: flow {i}");
+        let ratio = fct.value(i) as f64 / f.ns3_standalone as f64;
+        assert_eq!(slowdown.value(i), ratio, "{shard}: flow {i}");
     }
     let (w, l) = (nw1(&ns3, &ours), median(log));
     println!("{shard}: nW1 {w:.4}, median |log ratio| {l:.4}");
