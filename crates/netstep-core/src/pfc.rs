@@ -12,6 +12,15 @@
 //! arrives after XOFF lands in the headroom, and arrivals beyond `xoff + headroom` are
 //! counted (`headroom_exceeded`: the headroom was too small for the link's round trip).
 //!
+//! With [`DynamicPfc`] the thresholds move with the switch's free buffer instead (the HPCC
+//! simulator's `SwitchMmu`, a Broadcom-style MMU): per ingress port and class the first
+//! `reserve` bytes are private, what is above comes out of a shared pool, and the PAUSE
+//! threshold of a port is `(buffer - every port's headroom and reserve - shared bytes in use)
+//! / 2^shift`, with `shift` one less per doubling of the port's rate over the host link's.
+//! Arrivals above the threshold go to the port's headroom; PAUSE once anything is in the
+//! headroom or the shared bytes reach the threshold, RESUME (checked as that port's packets
+//! leave) once the headroom is empty and the shared bytes are 0 or `resume_offset` below it.
+//!
 //! A cyclic pause (a deadlock) leaves ports paused with packets waiting and no event to run:
 //! the run ends and [`find_deadlock`] reports the cycle of nodes instead of hanging.
 
@@ -31,6 +40,78 @@ pub struct PfcSpec {
     pub xon: Bytes,
     /// Bytes per ingress port and class the switch can take beyond `xoff`.
     pub headroom: Bytes,
+    /// Dynamic thresholds instead of `xoff`, `xon` and `headroom` (which are then unused).
+    pub dynamic: Option<DynamicPfc>,
+}
+
+/// Dynamic PFC thresholds (the HPCC simulator's switch MMU; see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynamicPfc {
+    /// The switch's buffer, shared by all its ports.
+    pub buffer: Bytes,
+    /// Private bytes per ingress port and class.
+    pub reserve: Bytes,
+    /// RESUME once the shared bytes are this far below the threshold.
+    pub resume_offset: Bytes,
+    /// Headroom per port, in link bandwidth-delay products (`rate x delay`, whole bytes).
+    pub headroom_bdps: u32,
+    /// Threshold shift at ports of the host link rate (3: one eighth of the free buffer).
+    pub shift: u8,
+    /// The host link rate, bit/s: the first host's (the simulator's `get_nic_rate`); set
+    /// when the model is built.
+    pub host_rate: u64,
+}
+
+impl DynamicPfc {
+    /// The simulator's reserve per port and class (4 KiB).
+    pub const DEFAULT_RESERVE: Bytes = Bytes(4096);
+    /// The simulator's resume offset (3 KiB).
+    pub const DEFAULT_RESUME_OFFSET: Bytes = Bytes(3072);
+    /// The simulator's headroom: three link bandwidth-delay products per port.
+    pub const DEFAULT_HEADROOM_BDPS: u32 = 3;
+    /// The simulator's shift at the host link rate (alpha = 1/8).
+    pub const DEFAULT_SHIFT: u8 = 3;
+
+    /// The per-port settings of a switch whose ports have `(rate bit/s, delay ps)` links.
+    pub fn ports(&self, links: &[(u64, u64)]) -> DynamicPorts {
+        let host_rate = self.host_rate;
+        let headroom: Vec<u64> = links
+            .iter()
+            .map(|&(rate, delay_ps)| {
+                let bdp = rate as u128 * (delay_ps / 1000) as u128 / 8 / 1_000_000_000;
+                bdp as u64 * self.headroom_bdps as u64
+            })
+            .collect();
+        let shift = links
+            .iter()
+            .map(|&(rate, _)| {
+                // third.cc: one less per doubling above the host rate, down to 0.
+                let (mut rate, mut shift) = (rate, self.shift);
+                while rate > host_rate && shift > 0 {
+                    shift -= 1;
+                    rate /= 2;
+                }
+                shift
+            })
+            .collect();
+        let fixed = headroom.iter().sum::<u64>() + self.reserve.0 * links.len() as u64;
+        DynamicPorts {
+            headroom,
+            shift,
+            fixed,
+        }
+    }
+}
+
+/// [`DynamicPfc`] resolved for one switch's ports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DynamicPorts {
+    /// Headroom per local port, bytes.
+    pub headroom: Vec<u64>,
+    /// Threshold shift per local port.
+    pub shift: Vec<u8>,
+    /// Every port's headroom and reserve together (kept out of the shared pool).
+    pub fixed: u64,
 }
 
 impl PfcSpec {
@@ -65,8 +146,15 @@ pub struct PfcEvent {
 /// Ingress accounting of one switch.
 #[derive(Clone, Debug, Default)]
 pub struct PfcIngress {
-    /// Bytes waiting in the switch per local ingress port and class.
+    /// Bytes waiting in the switch per local ingress port and class (dynamic: those not in
+    /// the headroom).
     bytes: Vec<[u64; 8]>,
+    /// Dynamic: bytes in the headroom per local ingress port and class.
+    headroom: Vec<[u64; 8]>,
+    /// Dynamic: shared bytes in use at the switch.
+    shared_used: u64,
+    /// Dynamic: the per-port settings.
+    ports: Option<Box<DynamicPorts>>,
     /// Per local ingress port: classes for which a PAUSE is in force upstream.
     paused_upstream: Vec<u8>,
     /// Arrivals that found their ingress count beyond `xoff + headroom`.
@@ -87,9 +175,38 @@ impl PfcIngress {
     pub fn new(degree: u32) -> PfcIngress {
         PfcIngress {
             bytes: vec![[0; 8]; degree as usize],
+            headroom: Vec::new(),
+            shared_used: 0,
+            ports: None,
             paused_upstream: vec![0; degree as usize],
             headroom_exceeded: 0,
         }
+    }
+
+    /// Accounting with dynamic thresholds for a switch whose ports are `ports`.
+    pub fn dynamic(ports: DynamicPorts) -> PfcIngress {
+        let degree = ports.shift.len();
+        PfcIngress {
+            headroom: vec![[0; 8]; degree],
+            ports: Some(Box::new(ports)),
+            ..PfcIngress::new(degree as u32)
+        }
+    }
+
+    /// Dynamic: the PAUSE threshold of local port `p` (the simulator's `GetPfcThreshold`).
+    fn threshold(&self, spec: &DynamicPfc, p: usize) -> u64 {
+        let ports = self.ports.as_ref().expect("dynamic accounting");
+        let free = spec
+            .buffer
+            .0
+            .saturating_sub(ports.fixed)
+            .saturating_sub(self.shared_used);
+        free >> ports.shift[p]
+    }
+
+    /// Dynamic: the shared bytes of port `p`, class `c` (above its reserve).
+    fn shared(&self, spec: &DynamicPfc, p: usize, c: usize) -> u64 {
+        self.bytes[p][c].saturating_sub(spec.reserve.0)
     }
 
     /// A lossless packet of `size` bytes from local ingress port `port` was accepted.
@@ -101,6 +218,9 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
+        if let Some(dynamic) = &spec.dynamic {
+            return self.arrived_dynamic(dynamic, p, c, size as u64);
+        }
         self.bytes[p][c] += size as u64;
         let held = self.bytes[p][c];
         if held > spec.xoff.0.saturating_add(spec.headroom.0) {
@@ -122,9 +242,74 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
+        if let Some(dynamic) = &spec.dynamic {
+            return self.left_dynamic(dynamic, p, c, size as u64);
+        }
         self.bytes[p][c] -= size as u64;
         if self.bytes[p][c] <= spec.xon.0 && self.paused_upstream[p] & (1 << c) != 0 {
             self.paused_upstream[p] &= !(1 << c);
+            return Some(FrameRequest::Resume);
+        }
+        None
+    }
+}
+
+impl PfcIngress {
+    /// [`PfcIngress::arrived`] with dynamic thresholds (`UpdateIngressAdmission`, then
+    /// `CheckShouldPause`).
+    fn arrived_dynamic(
+        &mut self,
+        spec: &DynamicPfc,
+        p: usize,
+        c: usize,
+        size: u64,
+    ) -> Option<FrameRequest> {
+        let headroom = self.ports.as_ref().expect("dynamic accounting").headroom[p];
+        let threshold = self.threshold(spec, p);
+        if size + self.headroom[p][c] > headroom && size + self.shared(spec, p, c) > threshold {
+            // The simulator drops it; netstep keeps lossless packets and reports it.
+            self.headroom_exceeded += 1;
+        }
+        let new = self.bytes[p][c] + size;
+        if new <= spec.reserve.0 {
+            self.bytes[p][c] = new;
+        } else if new - spec.reserve.0 > threshold {
+            self.headroom[p][c] += size;
+        } else {
+            self.bytes[p][c] = new;
+            self.shared_used += size.min(new - spec.reserve.0);
+        }
+        let bit = 1 << c;
+        if self.paused_upstream[p] & bit == 0
+            && (self.headroom[p][c] > 0 || self.shared(spec, p, c) >= self.threshold(spec, p))
+        {
+            self.paused_upstream[p] |= bit;
+            return Some(FrameRequest::Pause);
+        }
+        None
+    }
+
+    /// [`PfcIngress::left`] with dynamic thresholds (`RemoveFromIngressAdmission`, then
+    /// `CheckShouldResume`).
+    fn left_dynamic(
+        &mut self,
+        spec: &DynamicPfc,
+        p: usize,
+        c: usize,
+        size: u64,
+    ) -> Option<FrameRequest> {
+        let from_headroom = self.headroom[p][c].min(size);
+        let from_shared = (size - from_headroom).min(self.shared(spec, p, c));
+        self.headroom[p][c] -= from_headroom;
+        self.bytes[p][c] -= size - from_headroom;
+        self.shared_used -= from_shared;
+        let bit = 1 << c;
+        if self.paused_upstream[p] & bit == 0 || self.headroom[p][c] > 0 {
+            return None;
+        }
+        let shared = self.shared(spec, p, c);
+        if shared == 0 || shared + spec.resume_offset.0 <= self.threshold(spec, p) {
+            self.paused_upstream[p] &= !bit;
             return Some(FrameRequest::Resume);
         }
         None
@@ -183,6 +368,7 @@ mod tests {
             xoff: Bytes(3000),
             xon: Bytes(1500),
             headroom: Bytes(3000),
+            dynamic: None,
         };
         let mut ing = PfcIngress::new(2);
         assert_eq!(ing.arrived(&spec, 1, 3, 1500), None);
@@ -201,6 +387,66 @@ mod tests {
             ing.arrived(&spec, 0, 3, 1500);
         }
         assert_eq!(ing.headroom_exceeded, 2);
+    }
+
+    /// The HPCC simulator's `SwitchMmu` worked by hand: two 10 Gb/s ports with 1 us links
+    /// (BDP 1,250 B, headroom 3,750 B each), reserve 4,096 B, buffer 100,000 B: 15,692 B
+    /// kept out of the pool, threshold (84,308 - shared) >> 3.
+    #[test]
+    fn dynamic_thresholds_follow_the_simulators_mmu() {
+        let dynamic = DynamicPfc {
+            buffer: Bytes(100_000),
+            reserve: DynamicPfc::DEFAULT_RESERVE,
+            resume_offset: DynamicPfc::DEFAULT_RESUME_OFFSET,
+            headroom_bdps: 3,
+            shift: 3,
+            host_rate: 10_000_000_000,
+        };
+        let ports = dynamic.ports(&[(10_000_000_000, 1_000_000); 2]);
+        assert_eq!(ports.headroom, vec![3750, 3750]);
+        assert_eq!(ports.fixed, 15_692);
+        let fast = dynamic.ports(&[(40_000_000_000, 1_000_000), (10_000_000_000, 1_000_000)]);
+        assert_eq!(
+            fast.shift,
+            vec![1, 3],
+            "one less per doubling over the host rate"
+        );
+        let spec = PfcSpec {
+            lossless: 1 << 3,
+            xoff: Bytes(0),
+            xon: Bytes(0),
+            headroom: Bytes(0),
+            dynamic: Some(dynamic),
+        };
+        let mut ing = PfcIngress::dynamic(ports);
+        // 13 packets: 4,096 B private, then shared up to 8,904 B < threshold 9,425 B.
+        for _ in 0..13 {
+            assert_eq!(ing.arrived(&spec, 1, 3, 1000), None);
+        }
+        assert_eq!(ing.shared_used, 8904);
+        // The 14th would take the shared bytes to 9,904 > 9,425: it goes to the headroom,
+        // which pauses.
+        assert_eq!(ing.arrived(&spec, 1, 3, 1000), Some(FrameRequest::Pause));
+        assert_eq!((ing.headroom[1][3], ing.shared_used), (1000, 8904));
+        // Headroom 3,750 B: the 17th arrival finds it full (and the threshold passed).
+        for n in 15..=17 {
+            assert_eq!(ing.arrived(&spec, 1, 3, 1000), None);
+            assert_eq!(ing.headroom_exceeded, (n == 17) as u64, "arrival {n}");
+        }
+        for _ in 0..4 {
+            assert_eq!(ing.left(&spec, 1, 3, 1000), None, "headroom drains first");
+        }
+        // Shared 8,904 -> 7,904 -> 6,904 -> 5,904: RESUME once shared + 3,072 <= threshold
+        // ((84,308 - 5,904) >> 3 = 9,800).
+        assert_eq!(ing.left(&spec, 1, 3, 1000), None);
+        assert_eq!(ing.left(&spec, 1, 3, 1000), None);
+        assert_eq!(ing.left(&spec, 1, 3, 1000), Some(FrameRequest::Resume));
+        assert_eq!(ing.shared_used, 5904);
+        // Down to nothing: the pool is whole again.
+        for _ in 0..10 {
+            ing.left(&spec, 1, 3, 1000);
+        }
+        assert_eq!((ing.shared_used, ing.bytes[1][3]), (0, 0));
     }
 
     #[test]

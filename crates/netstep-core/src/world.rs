@@ -313,6 +313,13 @@ pub fn compile_elements(
     model.shared_buffer = switches.shared_buffer;
     model.balance = switches.balance;
     model.pfc = switches.pfc;
+    if let Some(dynamic) = model.pfc.as_mut().and_then(|p| p.dynamic.as_mut()) {
+        // The simulator's nic_rate: the first host's link.
+        let net = &model.net;
+        dynamic.host_rate = (0..net.n_nodes() as u32)
+            .find(|&n| net.node_kind[n as usize] == crate::topology::NodeKind::Host)
+            .map_or(0, |n| net.class_of(net.port_id(n, 0)).rate.0);
+    }
     model.ack_priority = switches.ack_priority;
     model.trace = trace.0.clone();
     let mut list: Vec<&LinkDown> = failures.iter().collect();
@@ -454,6 +461,7 @@ mod tests {
             xoff: Bytes(20_000),
             xon: Bytes(10_000),
             headroom: Bytes(30_000),
+            dynamic: None,
         };
         world.insert_resource(SwitchSettings {
             pfc: Some(pfc),

@@ -185,13 +185,39 @@ pub struct SwitchFileConfig {
 pub struct PfcConfig {
     /// Lossless traffic classes (0-7). Example: `classes = [3]`.
     pub classes: Vec<u8>,
-    /// Bytes of one class from one ingress port above which the upstream is paused.
-    pub xoff: String,
-    /// Bytes at or below which it is resumed (at most `xoff`).
-    pub xon: String,
-    /// Bytes the switch can still absorb per ingress port and class after XOFF (reported
-    /// when exceeded; lossless packets are never dropped). Default `"30KB"`.
+    /// `"static"` (default: `xoff` and `xon`) or `"dynamic"` (thresholds from the free
+    /// buffer, the HPCC simulator's switch MMU: `buffer`, `reserve`, `resume_offset`,
+    /// `headroom_bdps`, `shift`).
+    pub threshold: Option<PfcThresholdConfig>,
+    /// Static: bytes of one class from one ingress port above which the upstream is paused.
+    pub xoff: Option<String>,
+    /// Static: bytes at or below which it is resumed (at most `xoff`).
+    pub xon: Option<String>,
+    /// Static: bytes the switch can still absorb per ingress port and class after XOFF
+    /// (reported when exceeded; lossless packets are never dropped). Default `"30KB"`.
     pub headroom: Option<String>,
+    /// Dynamic: the switch buffer shared by its ports. Example: `buffer = "12MB"`.
+    pub buffer: Option<String>,
+    /// Dynamic: private bytes per ingress port and class. Default `"4096B"`.
+    pub reserve: Option<String>,
+    /// Dynamic: RESUME once the shared bytes are this far below the threshold. Default
+    /// `"3072B"`.
+    pub resume_offset: Option<String>,
+    /// Dynamic: headroom per port in link bandwidth-delay products. Default 3.
+    pub headroom_bdps: Option<u32>,
+    /// Dynamic: the threshold is the free buffer / 2^shift at ports of the host link rate,
+    /// one less per doubling above it. Default 3.
+    pub shift: Option<u8>,
+}
+
+/// How PFC thresholds are set.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcThresholdConfig {
+    /// Fixed `xoff` and `xon`.
+    Static,
+    /// From the switch's free buffer.
+    Dynamic,
 }
 
 /// NIC socket scheduler.

@@ -284,6 +284,42 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
     })
 }
 
+/// Dynamic PFC thresholds need a buffer larger than what every switch keeps out of the
+/// shared pool (its ports' headroom and reserve), else the threshold is 0 and every lossless
+/// arrival pauses.
+fn check_pfc_buffer(model: &Model, world: &mut World) -> Result<(), Invalid> {
+    let Some(dynamic) = model.pfc.as_ref().and_then(|p| p.dynamic.as_ref()) else {
+        return Ok(());
+    };
+    let net = &model.net;
+    for node in 0..net.n_nodes() as u32 {
+        if net.node_kind[node as usize] != netstep_core::topology::NodeKind::Switch {
+            continue;
+        }
+        let links: Vec<(u64, u64)> = (0..net.degree(node))
+            .map(|local| {
+                let class = net.class_of(net.port_id(node, local));
+                (class.rate.0, class.delay.0)
+            })
+            .collect();
+        let fixed = dynamic.ports(&links).fixed;
+        if fixed >= dynamic.buffer.0 {
+            let name = world::node_name(world, node).unwrap_or_else(|| format!("node {node}"));
+            return Err(Invalid::new(
+                FieldPath::of(&["switch", "pfc", "buffer"]),
+                format!(
+                    "switch {name:?} keeps {fixed} B out of the shared pool ({} ports x ({} link BDPs of headroom + {} reserve)), not less than the buffer {}: its PAUSE threshold would be 0; give a larger buffer or fewer headroom_bdps",
+                    links.len(),
+                    dynamic.headroom_bdps,
+                    dynamic.reserve,
+                    dynamic.buffer
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A pulling NIC (`[nic] scheduler = "pull"`) asks RDMA senders for packets; other
 /// transports push theirs, so every flow must be RDMA.
 fn check_pulled_flows(model: &Model, world: &mut World) -> Result<(), Invalid> {
@@ -477,17 +513,92 @@ fn pfc(
     let size = |field: &str, text: &str| {
         netstep_core::units::parse_size(text).map_err(|e| Invalid::unit(path.key(field), e))
     };
-    let xoff = size("xoff", &pfc.xoff)?;
-    let xon = size("xon", &pfc.xon)?;
-    if xoff.0 == 0 || xon > xoff {
+    let dynamic = pfc.threshold == Some(config::PfcThresholdConfig::Dynamic);
+    // Fields of the other kind of threshold are refused, not ignored.
+    let (mode, needs, refused): (&str, &str, Vec<(&str, bool)>) = if dynamic {
+        (
+            "threshold = \"dynamic\"",
+            "buffer",
+            vec![
+                ("xoff", pfc.xoff.is_some()),
+                ("xon", pfc.xon.is_some()),
+                ("headroom", pfc.headroom.is_some()),
+            ],
+        )
+    } else {
+        (
+            "static thresholds",
+            "xoff and xon",
+            vec![
+                ("buffer", pfc.buffer.is_some()),
+                ("reserve", pfc.reserve.is_some()),
+                ("resume_offset", pfc.resume_offset.is_some()),
+                ("headroom_bdps", pfc.headroom_bdps.is_some()),
+                ("shift", pfc.shift.is_some()),
+            ],
+        )
+    };
+    if let Some((field, _)) = refused.iter().find(|(_, set)| *set) {
         return Err(Invalid::new(
-            path.key("xon"),
-            format!("need 0 < xoff and xon <= xoff, got xoff {xoff}, xon {xon}"),
+            path.key(field),
+            format!("does not apply with {mode} (which take {needs})"),
         ));
     }
-    let headroom = match pfc.headroom.as_deref() {
-        Some(text) => size("headroom", text)?,
-        None => netstep_core::pfc::PfcSpec::DEFAULT_HEADROOM,
+    let (xoff, xon, headroom, dynamic) = if dynamic {
+        let Some(buffer) = &pfc.buffer else {
+            return Err(Invalid::new(
+                path.key("buffer"),
+                "threshold = \"dynamic\" needs the switch buffer, e.g. buffer = \"12MB\"",
+            ));
+        };
+        let buffer = size("buffer", buffer)?;
+        let or = |field: &str, text: &Option<String>, default: Bytes| match text {
+            Some(t) => size(field, t),
+            None => Ok(default),
+        };
+        use netstep_core::pfc::DynamicPfc;
+        let shift = pfc.shift.unwrap_or(DynamicPfc::DEFAULT_SHIFT);
+        if buffer.0 == 0 || shift > 31 {
+            return Err(Invalid::new(
+                path.key(if buffer.0 == 0 { "buffer" } else { "shift" }),
+                format!("need buffer > 0 and shift in 0..=31, got buffer {buffer}, shift {shift}"),
+            ));
+        }
+        let spec = DynamicPfc {
+            buffer,
+            reserve: or("reserve", &pfc.reserve, DynamicPfc::DEFAULT_RESERVE)?,
+            resume_offset: or(
+                "resume_offset",
+                &pfc.resume_offset,
+                DynamicPfc::DEFAULT_RESUME_OFFSET,
+            )?,
+            headroom_bdps: pfc
+                .headroom_bdps
+                .unwrap_or(DynamicPfc::DEFAULT_HEADROOM_BDPS),
+            shift,
+            host_rate: 0,
+        };
+        (Bytes(0), Bytes(0), Bytes(0), Some(spec))
+    } else {
+        let (Some(xoff), Some(xon)) = (&pfc.xoff, &pfc.xon) else {
+            return Err(Invalid::new(
+                path.key(if pfc.xoff.is_none() { "xoff" } else { "xon" }),
+                "static PFC thresholds need xoff and xon, e.g. xoff = \"40KB\", xon = \"20KB\" (or threshold = \"dynamic\" with a buffer)",
+            ));
+        };
+        let xoff = size("xoff", xoff)?;
+        let xon = size("xon", xon)?;
+        if xoff.0 == 0 || xon > xoff {
+            return Err(Invalid::new(
+                path.key("xon"),
+                format!("need 0 < xoff and xon <= xoff, got xoff {xoff}, xon {xon}"),
+            ));
+        }
+        let headroom = match pfc.headroom.as_deref() {
+            Some(text) => size("headroom", text)?,
+            None => netstep_core::pfc::PfcSpec::DEFAULT_HEADROOM,
+        };
+        (xoff, xon, headroom, None)
     };
     if let Some(class) = classes
         .iter()
@@ -506,6 +617,7 @@ fn pfc(
         xoff,
         xon,
         headroom,
+        dynamic,
     }))
 }
 
@@ -796,6 +908,7 @@ fn build(
     check_notices(&model, &mut world)?;
     check_min_rates(&model)?;
     check_pulled_flows(&model, &mut world)?;
+    check_pfc_buffer(&model, &mut world)?;
     if let Some(failures) = &model.failures {
         check_telemetry_under_failures(&model, failures, &mut world)?;
     }

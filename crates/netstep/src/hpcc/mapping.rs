@@ -336,23 +336,39 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 "ENABLE_PFC -> no [switch] pfc: no PAUSE can happen (see BUFFER_SIZE)".to_string(),
             );
         }
+    } else if !any_wrap && config.flag("ENABLE_PFC")?.unwrap_or(true) {
+        // The MMU: dynamic PFC thresholds over the buffer, for the classes the flows use
+        // (queue 0 bypasses the MMU). Its egress admission always passes: no egress limit.
+        let classes: std::collections::BTreeSet<u8> =
+            flows.iter().map(|f| f.pg).filter(|&c| c != 0).collect();
+        let classes: Vec<String> = classes.iter().map(|c| c.to_string()).collect();
+        writeln!(
+            switch_section,
+            "pfc = {{ classes = [{}], threshold = \"dynamic\", buffer = \"{buffer_bytes}B\", reserve = \"{reserve}B\", headroom_bdps = {} }}",
+            classes.join(", "),
+            3 / bfsz_factor
+        )?;
+        mapped.push(format!(
+            "BUFFER_SIZE, ENABLE_PFC, USE_DYNAMIC_PFC_THRESHOLD -> [switch] pfc threshold = \"dynamic\": the MMU's {buffer_bytes} B buffer, {reserve} B reserve and {} link BDP(s) of headroom per port, thresholds free / 8 at the host rate; switch ports' buffer 1000MB (its egress admission always passes)",
+            3 / bfsz_factor
+        ));
     } else {
         writeln!(switch_section, "shared_buffer = \"{buffer_bytes}B\"")?;
         note(
             "BUFFER_SIZE",
             &format!(
-                "the switch MMU (ingress accounting with reserve, headroom and dynamic PFC thresholds) is not modeled; netstep shares {buffer_bytes} B among each switch's egress queues with dynamic thresholds (alpha 1){}",
+                "the switch MMU's ingress admission (drops once a port's headroom is full past its threshold) is not modeled{}; netstep shares {buffer_bytes} B among each switch's egress queues with dynamic thresholds (alpha 1)",
                 if any_wrap {
-                    "; at some switches the simulator's threshold wraps (never drops)"
+                    " (its threshold wraps at some switches and not at others, which one run of netstep cannot mix)"
                 } else {
-                    ""
+                    " without PFC"
                 }
             ),
         );
         if config.flag("ENABLE_PFC")?.unwrap_or(true) {
             note(
                 "ENABLE_PFC",
-                "the simulator's PFC thresholds come from its MMU, not modeled; no [switch] pfc is set",
+                "the simulator's threshold wraps (never pauses) at some switches and not at others; no [switch] pfc is set",
             );
         }
     }

@@ -327,8 +327,15 @@ fn versions_and_empty_map_entries_are_read_as_the_simulator_reads_them() {
         "{}",
         imported.toml
     );
-    // 325 MB is more than the headroom: no wrap, so the buffer is shared.
-    assert!(imported.toml.contains("shared_buffer = \"340787200B\""));
+    // 325 MB is more than the headroom: no wrap, so the MMU's dynamic PFC thresholds, with
+    // this version's 4,096 B reserve and three link BDPs of headroom.
+    assert!(
+        imported.toml.contains(
+            "pfc = { classes = [3], threshold = \"dynamic\", buffer = \"340787200B\", reserve = \"4096B\", headroom_bdps = 3 }"
+        ),
+        "{}",
+        imported.toml
+    );
     // A PMAX_MAP without the link's rate reads 0: marking only above kmax (step).
     let config = write_inputs("shard1", dir.path(), &|k, v| match k {
         "PMAX_MAP" => "1 40000000000 0.2".to_string(),
@@ -349,4 +356,26 @@ fn versions_and_empty_map_entries_are_read_as_the_simulator_reads_them() {
     .unwrap()
     .to_string();
     assert!(err.contains("above max_rate"), "{err}");
+}
+
+/// Where the simulator's MMU threshold does not wrap (a buffer larger than every port's
+/// headroom and reserve), the import sets dynamic PFC thresholds with the fork's reserve
+/// (4,096 / 3 B) and one link BDP of headroom, for the flows' class; the run stays exact.
+#[test]
+fn a_buffer_that_does_not_wrap_gets_the_mmus_dynamic_pfc() {
+    // The 100 Tb/s, 1 us link alone has a 12.5 MB BDP: 20,000 KB leaves a pool.
+    let s = imported("shard1", &|k, v| match k {
+        "BUFFER_SIZE" => "20000".to_string(),
+        _ => v.to_string(),
+    });
+    let pfc = s.model.pfc.expect("PFC");
+    let dynamic = pfc.dynamic.expect("dynamic thresholds");
+    assert_eq!(pfc.lossless, 1 << 3);
+    assert_eq!(dynamic.buffer.0, 20_000 * 1024);
+    assert_eq!(dynamic.reserve.0, 1365);
+    assert_eq!(dynamic.headroom_bdps, 1);
+    assert_eq!(dynamic.host_rate, 10_000_000_000, "the first host's link");
+    assert!(s.model.shared_buffer.is_none(), "no egress limit");
+    let out = exact_on_1_and_4_threads(&s, "shard1 with a dynamic-PFC MMU");
+    assert!(out.flows.iter().all(|f| f.end.is_some()));
 }

@@ -130,8 +130,98 @@ fn pfc_settings_are_checked() {
             r#"topology.defaults.scheduler={ kind = "drr" }"#,
             "PFC pauses classes on fifo and strict_priority ports",
         ),
+        (
+            r#"switch.pfc={ classes = [3], xoff = "10KB" }"#,
+            "switch.pfc.xon: static PFC thresholds need xoff and xon",
+        ),
+        (
+            r#"switch.pfc={ classes = [3], threshold = "dynamic" }"#,
+            "switch.pfc.buffer: threshold = \"dynamic\" needs the switch buffer",
+        ),
+        (
+            r#"switch.pfc={ classes = [3], threshold = "dynamic", buffer = "1MB", xoff = "10KB" }"#,
+            "switch.pfc.xoff: does not apply with threshold = \"dynamic\"",
+        ),
+        (
+            r#"switch.pfc={ classes = [3], xoff = "10KB", xon = "5KB", reserve = "1KB" }"#,
+            "switch.pfc.reserve: does not apply with static thresholds",
+        ),
+        (
+            // 9 ports x (3 x 1,250 B + 4,096 B) = 70,614 B kept out of a 64 KB pool.
+            r#"switch.pfc={ classes = [3], threshold = "dynamic", buffer = "64KB" }"#,
+            "switch.pfc.buffer: switch \"s\" keeps 70614 B out of the shared pool",
+        ),
     ] {
         let err = load_error(INCAST, &[set]);
         assert!(err.contains(needle), "{set}: {err}");
+    }
+}
+
+/// The incast with dynamic thresholds (the HPCC simulator's MMU) in a switch buffer of
+/// `buffer`, over 10 us links so that three link BDPs of headroom (37,500 B) cover a pause's
+/// round trip (two BDPs, a packet and a frame): 9 ports keep 374,364 B out of the pool
+/// (headroom and a 4,096 B reserve each).
+fn dynamic_incast(buffer: &str) -> netstep_scenario::Scenario {
+    scenario_file(
+        INCAST,
+        &[
+            r#"topology.defaults.delay="10us""#,
+            &format!(
+                r#"switch.pfc={{ classes = [3], threshold = "dynamic", buffer = "{buffer}" }}"#
+            ),
+        ],
+    )
+}
+
+#[test]
+fn dynamic_thresholds_keep_the_incast_lossless_and_pause_as_the_free_buffer_says() {
+    for buffer in ["600KB", "2MB"] {
+        let s = dynamic_incast(buffer);
+        let out = exact_on_1_and_4_threads(&s, &format!("dynamic PFC, {buffer}"));
+        let delivered: u64 = out.flows.iter().map(|f| f.packets_delivered).sum();
+        assert_eq!((out.stats.drops, delivered), (0, 3200), "{buffer}");
+        assert_eq!(out.pfc_headroom_exceeded, 0, "{buffer}");
+        let net = &s.model.net;
+        for sender in 0..8u32 {
+            let port = net.port_id(9, net.port_towards(9, sender).unwrap());
+            let frames: Vec<bool> = out
+                .pfc_events
+                .iter()
+                .filter(|e| e.port == port)
+                .map(|e| e.pause)
+                .collect();
+            assert!(!frames.is_empty(), "{buffer}: sender {sender} paused");
+            for (i, &pause) in frames.iter().enumerate() {
+                assert_eq!(pause, i % 2 == 0, "{buffer}, sender {sender}: {frames:?}");
+            }
+        }
+        // The 8 x 1 incast settles with every port's shared bytes s at the threshold
+        // (pool - 8 s) / 8, s = pool / 16: the switch holds about 8 (reserve + s) plus what
+        // is in flight when it pauses, far below the buffer.
+        let pool = netstep_core::units::parse_size(buffer).unwrap().0 - 374_364;
+        let bottleneck = net.port_id(9, net.port_towards(9, 8).unwrap());
+        let held = out
+            .ports
+            .iter()
+            .find(|p| p.port == bottleneck)
+            .unwrap()
+            .max_queue_bytes;
+        let settled = 8 * (4096 + pool / 16);
+        assert!(
+            held >= settled,
+            "{buffer}: peak {held} B, settled {settled} B"
+        );
+        assert!(held < settled + 8 * 37_500, "{buffer}: peak {held} B");
+        // The first PAUSE: each sender's port fills at 10 - 10 / 8 = 8.75 Gb/s from the
+        // first arrival (10 us of link delay plus a packet's 1.2 us) until its bytes reach
+        // reserve + pool / 16, within a packet (1.4 us at that rate).
+        let first = out.pfc_events.iter().map(|e| e.time_ps).min().unwrap() as f64 * 1e-12;
+        let predicted = 11.2e-6 + (4096 + pool / 16) as f64 * 8.0 / 8.75e9;
+        println!("{buffer}: first PAUSE at {first:.3e} s, predicted {predicted:.3e} s");
+        let packet = 1500.0 * 8.0 / 8.75e9;
+        assert!(
+            (first - predicted).abs() < packet,
+            "{buffer}: {first} vs {predicted}"
+        );
     }
 }

@@ -71,9 +71,21 @@ impl Owner for SwitchState {
     ) {
         let Some(spec) = &eg.model.pfc else { return };
         let degree = eg.ports.len() as u32;
-        let ing = self
-            .pfc
-            .get_or_insert_with(|| Box::new(PfcIngress::new(degree)));
+        let ing = self.pfc.get_or_insert_with(|| {
+            Box::new(match &spec.dynamic {
+                None => PfcIngress::new(degree),
+                Some(dynamic) => {
+                    let (net, node) = (&eg.model.net, eg.lp.node);
+                    let links: Vec<(u64, u64)> = (0..degree)
+                        .map(|local| {
+                            let class = net.class_of(net.port_id(node, local));
+                            (class.rate.0, class.delay.0)
+                        })
+                        .collect();
+                    PfcIngress::dynamic(dynamic.ports(&links))
+                }
+            })
+        });
         let (ingress, class) = (packet.ingress, packet.class());
         if ing.arrived(spec, ingress, class, packet.size_bytes) == Some(FrameRequest::Pause) {
             self.send_frame(eg, ingress as u32, class, true, now, sink);
