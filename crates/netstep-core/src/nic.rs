@@ -381,16 +381,28 @@ impl HostNic {
         Some(pull.qps[idx])
     }
 
-    /// Pull: the earliest time a queue pair with something to send becomes ready, if any.
-    pub fn next_ready(&self, mut state: impl FnMut(u32) -> QpState) -> Option<SimTime> {
+    /// Pull: the earliest time after `now` a queue pair in a class not `paused` becomes
+    /// ready, if any (a paused class comes back with its RESUME, an ACK that opens a window
+    /// with the ACK).
+    pub fn next_ready(
+        &self,
+        now: SimTime,
+        paused: u8,
+        mut state: impl FnMut(u32) -> QpState,
+    ) -> Option<SimTime> {
         self.pull
             .qps
             .iter()
-            .filter_map(|&slot| match state(slot) {
-                QpState::Ready { at, .. } => Some(at),
-                QpState::Finished | QpState::Waiting => None,
+            .filter_map(|&flow| match state(flow) {
+                QpState::Ready { at, class } if at > now && paused & (1 << class) == 0 => Some(at),
+                QpState::Ready { .. } | QpState::Finished | QpState::Waiting => None,
             })
             .min()
+    }
+
+    /// Pull: whether a wake-up at or before `at` is pending.
+    pub fn wakes_by(&self, at: SimTime) -> bool {
+        self.pull.wake.is_some_and(|w| w <= at)
     }
 
     /// Pull: records a wake-up wanted at `at`; returns whether it must be scheduled (none is
@@ -548,7 +560,12 @@ mod tests {
             _ => QpState::Waiting,
         };
         assert_eq!(nic.select_qp(SimTime(10), 1 << 3, state), None);
-        assert_eq!(nic.next_ready(state), Some(SimTime(0)));
+        // The wake-up: the paced one (the paused one comes back with its RESUME).
+        assert_eq!(
+            nic.next_ready(SimTime(10), 1 << 3, state),
+            Some(SimTime(50))
+        );
+        assert_eq!(nic.next_ready(SimTime(60), 1 << 3, state), None);
         assert_eq!(nic.select_qp(SimTime(50), 1 << 3, state), Some(10));
         assert_eq!(nic.select_qp(SimTime(50), 0, state), Some(11));
     }

@@ -79,7 +79,8 @@ impl DynamicPfc {
             .iter()
             .map(|&(rate, delay_ps)| {
                 let bdp = rate as u128 * (delay_ps / 1000) as u128 / 8 / 1_000_000_000;
-                bdp as u64 * self.headroom_bdps as u64
+                let bytes = bdp.saturating_mul(self.headroom_bdps as u128);
+                u64::try_from(bytes).unwrap_or(u64::MAX)
             })
             .collect();
         let shift = links
@@ -94,7 +95,11 @@ impl DynamicPfc {
                 shift
             })
             .collect();
-        let fixed = headroom.iter().sum::<u64>() + self.reserve.0 * links.len() as u64;
+        // Saturating: a sum past u64 is refused as larger than any buffer.
+        let fixed = headroom
+            .iter()
+            .fold(0u64, |sum, &h| sum.saturating_add(h))
+            .saturating_add(self.reserve.0.saturating_mul(links.len() as u64));
         DynamicPorts {
             headroom,
             shift,

@@ -309,7 +309,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     };
     // Per switch: the sum of its ports' headroom and reserve; the simulator's uint32
     // threshold `buffer - headroom - reserve - used` wraps when they exceed the buffer.
-    let mut wraps = Vec::new();
+    let (mut wraps, mut pools) = (Vec::new(), Vec::new());
     for s in 0..topology.nodes {
         if !topology.is_switch[s as usize] {
             continue;
@@ -320,11 +320,18 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             reserved += bdp * 3 / bfsz_factor + reserve;
         }
         wraps.push(reserved > buffer_bytes);
+        // Equal: the threshold is 0 without wrapping (every arrival pauses), which netstep
+        // refuses; such a switch leaves no pool.
+        pools.push(reserved < buffer_bytes);
     }
     let all_wrap = !wraps.is_empty() && wraps.iter().all(|&w| w);
     let any_wrap = wraps.iter().any(|&w| w);
     let switch_buffer = "\"1000MB\"";
     let mut switch_section = String::new();
+    // The classes the MMU accounts: the flows' priority groups but 0 (the simulator's queue
+    // 0 bypasses it).
+    let lossless: std::collections::BTreeSet<u8> =
+        flows.iter().map(|f| f.pg).filter(|&c| c != 0).collect();
     if all_wrap {
         mapped.push(format!(
             "BUFFER_SIZE {} -> switch ports' buffer 1000MB: the simulator's headroom and reserve ({}) exceed the buffer at every switch, so its uint32 PFC threshold wraps and it never pauses or drops; 1000 MB is its egress queues' own limit",
@@ -336,12 +343,13 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 "ENABLE_PFC -> no [switch] pfc: no PAUSE can happen (see BUFFER_SIZE)".to_string(),
             );
         }
-    } else if !any_wrap && config.flag("ENABLE_PFC")?.unwrap_or(true) {
+    } else if pools.iter().all(|&p| p)
+        && !lossless.is_empty()
+        && config.flag("ENABLE_PFC")?.unwrap_or(true)
+    {
         // The MMU: dynamic PFC thresholds over the buffer, for the classes the flows use
         // (queue 0 bypasses the MMU). Its egress admission always passes: no egress limit.
-        let classes: std::collections::BTreeSet<u8> =
-            flows.iter().map(|f| f.pg).filter(|&c| c != 0).collect();
-        let classes: Vec<String> = classes.iter().map(|c| c.to_string()).collect();
+        let classes: Vec<String> = lossless.iter().map(|c| c.to_string()).collect();
         writeln!(
             switch_section,
             "pfc = {{ classes = [{}], threshold = \"dynamic\", buffer = \"{buffer_bytes}B\", reserve = \"{reserve}B\", headroom_bdps = {} }}",
@@ -360,15 +368,17 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 "the switch MMU's ingress admission (drops once a port's headroom is full past its threshold) is not modeled{}; netstep shares {buffer_bytes} B among each switch's egress queues with dynamic thresholds (alpha 1)",
                 if any_wrap {
                     " (its threshold wraps at some switches and not at others, which one run of netstep cannot mix)"
+                } else if pools.iter().any(|&p| !p) {
+                    " (headroom and reserve take the whole buffer at some switch: a threshold of 0)"
                 } else {
-                    " without PFC"
+                    " (without PFC, or only pg 0, which bypasses it)"
                 }
             ),
         );
         if config.flag("ENABLE_PFC")?.unwrap_or(true) {
             note(
                 "ENABLE_PFC",
-                "the simulator's threshold wraps (never pauses) at some switches and not at others; no [switch] pfc is set",
+                "the simulator's MMU cannot be expressed here (see BUFFER_SIZE); no [switch] pfc is set",
             );
         }
     }

@@ -485,11 +485,17 @@ impl HostState {
         let model = eg.model;
         let paused = port.paused;
         if port.busy_until > now {
+            // Look again when the link frees, if anything may want it then.
             let busy_until = port.busy_until;
+            if nic.wakes_by(busy_until) {
+                return;
+            }
             let senders = &mut self.senders;
             let waiting = nic.has_feedback()
                 || nic
-                    .next_ready(|flow| Self::qp_state(senders, model, flow))
+                    .next_ready(SimTime::ZERO, paused, |flow| {
+                        Self::qp_state(senders, model, flow)
+                    })
                     .is_some();
             if waiting {
                 Self::wake_nic(nic, eg, busy_until, now, sink);
@@ -505,8 +511,8 @@ impl HostState {
         let Some(flow) = nic.select_qp(now, paused, |flow| Self::qp_state(senders, model, flow))
         else {
             let senders = &mut self.senders;
-            if let Some(at) = nic.next_ready(|flow| Self::qp_state(senders, model, flow))
-                && at > now
+            if let Some(at) =
+                nic.next_ready(now, paused, |flow| Self::qp_state(senders, model, flow))
             {
                 Self::wake_nic(nic, eg, at, now, sink);
             }

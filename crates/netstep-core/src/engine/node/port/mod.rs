@@ -115,8 +115,11 @@ impl<'a> Egress<'a> {
             self.offer_priority(&at, packet, now, sink);
             return true;
         }
+        // Dynamic PFC counts every lossless packet, even one that leaves at once (the
+        // simulator's MMU charges it on arrival and may pause before it leaves).
         let passes = self.model.net.empty_passes_through(at.global)
-            && owner.own_shaper(self.model).is_none();
+            && owner.own_shaper(self.model).is_none()
+            && self.model.pfc.is_none_or(|p| p.dynamic.is_none());
         if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
             let entry = Entry {
                 traced: self.lp.traced(&packet, now, self.model),
@@ -221,8 +224,12 @@ impl<'a> Egress<'a> {
         };
         if accepted && lossless {
             match now_sending.as_mut() {
-                // It leaves at once: it never waited, so it is not counted.
-                Some(e) if e.packet.id() == packet.id() && e.packet.kind == packet.kind => {
+                // It leaves at once: it never waited, so static thresholds do not count it.
+                Some(e)
+                    if e.packet.id() == packet.id()
+                        && e.packet.kind == packet.kind
+                        && model.pfc.is_some_and(|p| p.dynamic.is_none()) =>
+                {
                     e.pfc = false
                 }
                 _ => owner.queued_lossless(self, &packet, now, sink),
