@@ -262,6 +262,11 @@ impl Network {
     pub fn class_of(&self, port: u32) -> &LinkClass {
         &self.classes[self.port_class[port as usize] as usize]
     }
+    /// No port hands packets straight through any more (dynamic PFC counts every lossless
+    /// packet as it passes the queue).
+    pub fn never_pass_empty(&mut self) {
+        self.passes_empty.fill(false);
+    }
     /// Whether the discipline of global port `port` hands a packet offered to its empty queue
     /// with an idle transmitter straight back, unchanged.
     #[inline]

@@ -314,6 +314,8 @@ pub fn compile_elements(
     model.balance = switches.balance;
     model.pfc = switches.pfc;
     if let Some(dynamic) = model.pfc.as_mut().and_then(|p| p.dynamic.as_mut()) {
+        // Every lossless packet is counted, also one that would pass an empty queue.
+        model.net.never_pass_empty();
         // The simulator's nic_rate: the first host's link.
         let net = &model.net;
         dynamic.host_rate = (0..net.n_nodes() as u32)

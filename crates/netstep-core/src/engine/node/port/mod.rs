@@ -115,11 +115,10 @@ impl<'a> Egress<'a> {
             self.offer_priority(&at, packet, now, sink);
             return true;
         }
-        // Dynamic PFC counts every lossless packet, even one that leaves at once (the
-        // simulator's MMU charges it on arrival and may pause before it leaves).
+        // (With dynamic PFC no class passes: every lossless packet is counted, even one that
+        // leaves at once, as the simulator's MMU charges it on arrival.)
         let passes = self.model.net.empty_passes_through(at.global)
-            && owner.own_shaper(self.model).is_none()
-            && self.model.pfc.is_none_or(|p| p.dynamic.is_none());
+            && owner.own_shaper(self.model).is_none();
         if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
             let entry = Entry {
                 traced: self.lp.traced(&packet, now, self.model),
