@@ -200,3 +200,18 @@ pub fn load_error(relative: &str, overrides: &[&str]) -> String {
     .unwrap_or_else(|| panic!("{relative} with {overrides:?} was accepted"))
     .to_string()
 }
+
+/// The error that loading the scenario `text` (no base folder) gives; panics if it loads.
+pub fn text_error(text: &str) -> String {
+    netstep_scenario::load_str(
+        text,
+        "test.toml",
+        "test",
+        None,
+        &[],
+        &netstep_scenario::Limits::machine(),
+    )
+    .err()
+    .unwrap_or_else(|| panic!("accepted:\n{text}"))
+    .to_string()
+}

@@ -134,17 +134,7 @@ flows = [{ src = "a", dst = "b", size = "10KB" }]
 link = ["s2", "s1"]
 down = "1us"
 "#;
-    let err = netstep_scenario::load_str(
-        text,
-        "test.toml",
-        "test",
-        None,
-        &[],
-        &netstep_scenario::Limits::machine(),
-    )
-    .err()
-    .expect("refused")
-    .to_string();
+    let err = text_error(text);
     assert!(
         err.contains("failures[0].link: 2 parallel links join \"s2\" and \"s1\""),
         "{err}"

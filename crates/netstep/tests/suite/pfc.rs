@@ -9,6 +9,21 @@ use crate::common::*;
 
 const INCAST: &str = "scenarios/elements/pfc-incast.toml";
 
+/// The frames the incast's switch (node 9) sent to `sender`, in order: true for PAUSE.
+fn frames_to(
+    s: &netstep_scenario::Scenario,
+    out: &netstep_core::engine::RunOutput,
+    sender: u32,
+) -> Vec<bool> {
+    let net = &s.model.net;
+    let port = net.port_id(9, net.port_towards(9, sender).unwrap());
+    out.pfc_events
+        .iter()
+        .filter(|e| e.port == port)
+        .map(|e| e.pause)
+        .collect()
+}
+
 #[test]
 fn an_incast_into_a_small_buffer_is_lossless_with_pfc() {
     let s = scenario_file(INCAST, &[]);
@@ -29,15 +44,8 @@ fn an_incast_into_a_small_buffer_is_lossless_with_pfc() {
     let end = out.flows.iter().filter_map(|f| f.end).max().unwrap().0;
     assert!((3_840_000_000..3_850_000_000).contains(&end), "{end}");
     // Frames go from the switch (node 9) to every sender, PAUSE and RESUME alternating.
-    let net = &s.model.net;
     for sender in 0..8u32 {
-        let port = net.port_id(9, net.port_towards(9, sender).unwrap());
-        let frames: Vec<bool> = out
-            .pfc_events
-            .iter()
-            .filter(|e| e.port == port)
-            .map(|e| e.pause)
-            .collect();
+        let frames = frames_to(&s, &out, sender);
         assert!(frames.len() >= 2, "sender {sender}: {frames:?}");
         for (i, &pause) in frames.iter().enumerate() {
             assert_eq!(pause, i % 2 == 0, "sender {sender}: {frames:?}");
@@ -183,13 +191,7 @@ fn dynamic_thresholds_keep_the_incast_lossless_and_pause_as_the_free_buffer_says
         assert_eq!(out.pfc_headroom_exceeded, 0, "{buffer}");
         let net = &s.model.net;
         for sender in 0..8u32 {
-            let port = net.port_id(9, net.port_towards(9, sender).unwrap());
-            let frames: Vec<bool> = out
-                .pfc_events
-                .iter()
-                .filter(|e| e.port == port)
-                .map(|e| e.pause)
-                .collect();
+            let frames = frames_to(&s, &out, sender);
             assert!(!frames.is_empty(), "{buffer}: sender {sender} paused");
             for (i, &pause) in frames.iter().enumerate() {
                 assert_eq!(pause, i % 2 == 0, "{buffer}, sender {sender}: {frames:?}");

@@ -1220,17 +1220,7 @@ scheduler = "pull"
 kind = "flows"
 flows = [{ src = "l0", dst = "r0", size = "10KB" }]
 "#;
-    let err = netstep_scenario::load_str(
-        text,
-        "test.toml",
-        "test",
-        None,
-        &[],
-        &netstep_scenario::Limits::machine(),
-    )
-    .err()
-    .expect("refused")
-    .to_string();
+    let err = text_error(text);
     for part in ["nic.scheduler", "rdma", "flow 0", "\"l0\"", "tcp"] {
         assert!(err.contains(part), "{part:?} in {err}");
     }
