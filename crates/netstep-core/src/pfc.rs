@@ -62,6 +62,21 @@ pub struct DynamicPfc {
     pub host_rate: u64,
 }
 
+impl Default for DynamicPfc {
+    /// The simulator's settings: 12 MiB of buffer (`SwitchMmu`'s own default), 4 KiB reserve,
+    /// 3 KiB resume offset, three link BDPs of headroom, shift 3; the host rate unset.
+    fn default() -> Self {
+        DynamicPfc {
+            buffer: Bytes(12 * 1024 * 1024),
+            reserve: Self::DEFAULT_RESERVE,
+            resume_offset: Self::DEFAULT_RESUME_OFFSET,
+            headroom_bdps: Self::DEFAULT_HEADROOM_BDPS,
+            shift: Self::DEFAULT_SHIFT,
+            host_rate: 0,
+        }
+    }
+}
+
 impl DynamicPfc {
     /// The simulator's reserve per port and class (4 KiB).
     pub const DEFAULT_RESERVE: Bytes = Bytes(4096);
@@ -71,6 +86,17 @@ impl DynamicPfc {
     pub const DEFAULT_HEADROOM_BDPS: u32 = 3;
     /// The simulator's shift at the host link rate (alpha = 1/8).
     pub const DEFAULT_SHIFT: u8 = 3;
+
+    /// The per-port settings of switch `node` of `net`.
+    pub fn for_switch(&self, net: &crate::network::Network, node: u32) -> DynamicPorts {
+        let links: Vec<(u64, u64)> = (0..net.degree(node))
+            .map(|local| {
+                let class = net.class_of(net.port_id(node, local));
+                (class.rate.0, class.delay.0)
+            })
+            .collect();
+        self.ports(&links)
+    }
 
     /// The per-port settings of a switch whose ports have `(rate bit/s, delay ps)` links.
     pub fn ports(&self, links: &[(u64, u64)]) -> DynamicPorts {
@@ -223,19 +249,18 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
-        if let Some(dynamic) = &spec.dynamic {
-            return self.arrived_dynamic(dynamic, p, c, size as u64);
-        }
-        self.bytes[p][c] += size as u64;
-        let held = self.bytes[p][c];
-        if held > spec.xoff.0.saturating_add(spec.headroom.0) {
-            self.headroom_exceeded += 1;
-        }
-        if held > spec.xoff.0 && self.paused_upstream[p] & (1 << c) == 0 {
-            self.paused_upstream[p] |= 1 << c;
-            return Some(FrameRequest::Pause);
-        }
-        None
+        let wanted = match &spec.dynamic {
+            Some(dynamic) => self.arrived_dynamic(dynamic, p, c, size as u64),
+            None => {
+                self.bytes[p][c] += size as u64;
+                let held = self.bytes[p][c];
+                if held > spec.xoff.0.saturating_add(spec.headroom.0) {
+                    self.headroom_exceeded += 1;
+                }
+                held > spec.xoff.0
+            }
+        };
+        self.request(p, c, FrameRequest::Pause, wanted)
     }
 
     /// A lossless packet of `size` bytes from local ingress port `port` left the switch.
@@ -247,28 +272,37 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
-        if let Some(dynamic) = &spec.dynamic {
-            return self.left_dynamic(dynamic, p, c, size as u64);
-        }
-        self.bytes[p][c] -= size as u64;
-        if self.bytes[p][c] <= spec.xon.0 && self.paused_upstream[p] & (1 << c) != 0 {
-            self.paused_upstream[p] &= !(1 << c);
-            return Some(FrameRequest::Resume);
-        }
-        None
+        let wanted = match &spec.dynamic {
+            Some(dynamic) => self.left_dynamic(dynamic, p, c, size as u64),
+            None => {
+                self.bytes[p][c] -= size as u64;
+                self.bytes[p][c] <= spec.xon.0
+            }
+        };
+        self.request(p, c, FrameRequest::Resume, wanted)
     }
-}
 
-impl PfcIngress {
-    /// [`PfcIngress::arrived`] with dynamic thresholds (`UpdateIngressAdmission`, then
-    /// `CheckShouldPause`).
-    fn arrived_dynamic(
+    /// `frame` for class `c` upstream of port `p` when the accounting `wanted` it and it
+    /// changes the pause state there (one PAUSE, then one RESUME, in turn).
+    fn request(
         &mut self,
-        spec: &DynamicPfc,
         p: usize,
         c: usize,
-        size: u64,
+        frame: FrameRequest,
+        wanted: bool,
     ) -> Option<FrameRequest> {
+        let bit = 1 << c;
+        let paused = self.paused_upstream[p] & bit != 0;
+        if !wanted || paused == (frame == FrameRequest::Pause) {
+            return None;
+        }
+        self.paused_upstream[p] ^= bit;
+        Some(frame)
+    }
+
+    /// [`PfcIngress::arrived`]'s accounting with dynamic thresholds
+    /// (`UpdateIngressAdmission`); returns whether to pause (`CheckShouldPause`).
+    fn arrived_dynamic(&mut self, spec: &DynamicPfc, p: usize, c: usize, size: u64) -> bool {
         let headroom = self.ports.as_ref().expect("dynamic accounting").headroom[p];
         let threshold = self.threshold(spec, p);
         if size + self.headroom[p][c] > headroom && size + self.shared(spec, p, c) > threshold {
@@ -284,40 +318,20 @@ impl PfcIngress {
             self.bytes[p][c] = new;
             self.shared_used += size.min(new - spec.reserve.0);
         }
-        let bit = 1 << c;
-        if self.paused_upstream[p] & bit == 0
-            && (self.headroom[p][c] > 0 || self.shared(spec, p, c) >= self.threshold(spec, p))
-        {
-            self.paused_upstream[p] |= bit;
-            return Some(FrameRequest::Pause);
-        }
-        None
+        self.headroom[p][c] > 0 || self.shared(spec, p, c) >= self.threshold(spec, p)
     }
 
-    /// [`PfcIngress::left`] with dynamic thresholds (`RemoveFromIngressAdmission`, then
-    /// `CheckShouldResume`).
-    fn left_dynamic(
-        &mut self,
-        spec: &DynamicPfc,
-        p: usize,
-        c: usize,
-        size: u64,
-    ) -> Option<FrameRequest> {
+    /// [`PfcIngress::left`]'s accounting with dynamic thresholds
+    /// (`RemoveFromIngressAdmission`); returns whether to resume (`CheckShouldResume`).
+    fn left_dynamic(&mut self, spec: &DynamicPfc, p: usize, c: usize, size: u64) -> bool {
         let from_headroom = self.headroom[p][c].min(size);
         let from_shared = (size - from_headroom).min(self.shared(spec, p, c));
         self.headroom[p][c] -= from_headroom;
         self.bytes[p][c] -= size - from_headroom;
         self.shared_used -= from_shared;
-        let bit = 1 << c;
-        if self.paused_upstream[p] & bit == 0 || self.headroom[p][c] > 0 {
-            return None;
-        }
         let shared = self.shared(spec, p, c);
-        if shared == 0 || shared + spec.resume_offset.0 <= self.threshold(spec, p) {
-            self.paused_upstream[p] &= !bit;
-            return Some(FrameRequest::Resume);
-        }
-        None
+        self.headroom[p][c] == 0
+            && (shared == 0 || shared + spec.resume_offset.0 <= self.threshold(spec, p))
     }
 }
 

@@ -296,20 +296,14 @@ fn check_pfc_buffer(model: &Model, world: &mut World) -> Result<(), Invalid> {
         if net.node_kind[node as usize] != netstep_core::topology::NodeKind::Switch {
             continue;
         }
-        let links: Vec<(u64, u64)> = (0..net.degree(node))
-            .map(|local| {
-                let class = net.class_of(net.port_id(node, local));
-                (class.rate.0, class.delay.0)
-            })
-            .collect();
-        let fixed = dynamic.ports(&links).fixed;
+        let fixed = dynamic.for_switch(net, node).fixed;
         if fixed >= dynamic.buffer.0 {
             let name = world::node_name(world, node).unwrap_or_else(|| format!("node {node}"));
             return Err(Invalid::new(
                 FieldPath::of(&["switch", "pfc", "buffer"]),
                 format!(
                     "switch {name:?} keeps {fixed} B out of the shared pool ({} ports x ({} link BDPs of headroom + {} reserve)), not less than the buffer {}: its PAUSE threshold would be 0; give a larger buffer or fewer headroom_bdps",
-                    links.len(),
+                    net.degree(node),
                     dynamic.headroom_bdps,
                     dynamic.reserve,
                     dynamic.buffer

@@ -299,9 +299,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let mut tables = output::Tables::build(&mut scenario, &output, wall);
     if let Some(format) = request.format {
         // The simulator's ideal beside netstep's, so both slowdowns can be reported.
-        for row in &mut tables.flows {
-            row.standalone_fct_ns = hpcc::export::standalone_fct_ns(&scenario, row.flow_id, format);
-        }
+        hpcc::export::fill_standalone(&scenario, &mut tables, format);
     }
     let summary_text = summary::render(&scenario, &tables, &output, wall);
     output::write(&staging, &scenario, &tables, &output)

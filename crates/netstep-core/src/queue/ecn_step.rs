@@ -61,10 +61,8 @@ impl EcnStep {
         if self.at_dequeue
             && self.fifo.bytes() > self.k_bytes
             && let Some(entry) = e.as_mut()
-            && matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1)
         {
-            entry.packet.ecn = Ecn::Ce;
-            entry.marked = true;
+            entry.mark_on_departure();
         }
         e
     }

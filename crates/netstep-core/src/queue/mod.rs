@@ -76,6 +76,20 @@ pub struct Entry {
     pub marked: bool,
 }
 
+impl Entry {
+    /// Marks an ECN-capable (ECT) packet CE as it leaves the queue, flagging the mark for the
+    /// port to count; a packet that is not ECN-capable leaves unmarked.
+    pub fn mark_on_departure(&mut self) {
+        if matches!(
+            self.packet.ecn,
+            crate::packet::Ecn::Ect0 | crate::packet::Ecn::Ect1
+        ) {
+            self.packet.ecn = crate::packet::Ecn::Ce;
+            self.marked = true;
+        }
+    }
+}
+
 /// What a queue did with an offered entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {

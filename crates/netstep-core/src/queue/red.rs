@@ -176,10 +176,8 @@ impl Red {
             && let Some(entry) = e.as_mut()
         {
             let w = self.spec.weight_ppm as f64 / 1e6;
-            let hit = self.draw(ctx, self.fifo.bytes(), w) == RedVerdict::Hit;
-            if hit && matches!(entry.packet.ecn, Ecn::Ect0 | Ecn::Ect1) {
-                entry.packet.ecn = Ecn::Ce;
-                entry.marked = true;
+            if self.draw(ctx, self.fifo.bytes(), w) == RedVerdict::Hit {
+                entry.mark_on_departure();
             }
         }
         if self.fifo.is_empty() {

@@ -107,7 +107,16 @@ pub fn standalone_fct_ns(scenario: &Scenario, flow: u32, format: FctFormat) -> O
     })
 }
 
-/// `fct.txt`: one line per completed flow, in completion order (then flow id).
+/// Fills the flow rows' `standalone_fct_ns` with the simulator's ideal in `format`'s formula
+/// (the second ideal of `flows.parquet`, and `fct.txt`'s last column).
+pub fn fill_standalone(scenario: &Scenario, tables: &mut Tables, format: FctFormat) {
+    for row in &mut tables.flows {
+        row.standalone_fct_ns = standalone_fct_ns(scenario, row.flow_id, format);
+    }
+}
+
+/// `fct.txt`: one line per completed flow, in completion order (then flow id), with the rows'
+/// `standalone_fct_ns` ([`fill_standalone`] for `format` first).
 /// `ids` are [`simulator_ids`].
 pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFormat) -> String {
     let flows = &scenario.model.flows.flows;
@@ -130,11 +139,9 @@ pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFor
     for (_, id, row) in done {
         let f = &flows[id as usize];
         let [sport, dport] = ports[id as usize];
-        let (Some(start), Some(fct), Some(ideal)) = (
-            row.start_ns,
-            row.fct_ns,
-            standalone_fct_ns(scenario, id, format),
-        ) else {
+        let (Some(start), Some(fct), Some(ideal)) =
+            (row.start_ns, row.fct_ns, row.standalone_fct_ns)
+        else {
             continue;
         };
         if format == FctFormat::M3 {

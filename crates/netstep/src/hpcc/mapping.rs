@@ -302,23 +302,32 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         }
     };
     // third.cc: headroom = rate x delay / 8 x 3 / bfsz_factor per port (bfsz_factor 3 in the
-    // m3-era fork, so one link BDP), a reserve per port.
-    let (bfsz_factor, reserve) = match variant {
-        Variant::M3Fork => (3, 4 * 1024 / 3),
-        _ => (1, 4096),
+    // m3-era fork, so one link BDP), a reserve per port. Per switch the sum of its ports'
+    // headroom and reserve is kept out of the pool, as netstep's dynamic PFC does; the
+    // simulator's uint32 threshold `buffer - headroom - reserve - used` wraps when they exceed
+    // the buffer.
+    let (headroom_bdps, reserve) = match variant {
+        Variant::M3Fork => (1, 4 * 1024 / 3),
+        _ => (3, 4096),
     };
-    // Per switch: the sum of its ports' headroom and reserve; the simulator's uint32
-    // threshold `buffer - headroom - reserve - used` wraps when they exceed the buffer.
+    let mmu = netstep_core::pfc::DynamicPfc {
+        buffer: netstep_core::units::Bytes(buffer_bytes),
+        reserve: netstep_core::units::Bytes(reserve),
+        headroom_bdps,
+        ..netstep_core::pfc::DynamicPfc::default()
+    };
     let (mut wraps, mut pools) = (Vec::new(), Vec::new());
     for s in 0..topology.nodes {
         if !topology.is_switch[s as usize] {
             continue;
         }
-        let mut reserved: u64 = 0;
-        for l in topology.links.iter().filter(|l| l.a == s || l.b == s) {
-            let bdp = (l.rate.0 as u128 * (l.delay.0 / 1000) as u128 / 8 / 1_000_000_000) as u64;
-            reserved += bdp * 3 / bfsz_factor + reserve;
-        }
+        let links: Vec<(u64, u64)> = topology
+            .links
+            .iter()
+            .filter(|l| l.a == s || l.b == s)
+            .map(|l| (l.rate.0, l.delay.0))
+            .collect();
+        let reserved = mmu.ports(&links).fixed;
         wraps.push(reserved > buffer_bytes);
         // Equal: the threshold is 0 without wrapping (every arrival pauses), which netstep
         // refuses; such a switch leaves no pool.
@@ -336,7 +345,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         mapped.push(format!(
             "BUFFER_SIZE {} -> switch ports' buffer 1000MB: the simulator's headroom and reserve ({}) exceed the buffer at every switch, so its uint32 PFC threshold wraps and it never pauses or drops; 1000 MB is its egress queues' own limit",
             config.get("BUFFER_SIZE").map(|e| e.values.join(" ")).unwrap_or_default(),
-            if bfsz_factor == 3 { "one link BDP per port" } else { "three link BDPs per port" },
+            if headroom_bdps == 1 { "one link BDP per port" } else { "three link BDPs per port" },
         ));
         if config.has("ENABLE_PFC") {
             mapped.push(
@@ -354,11 +363,11 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             switch_section,
             "pfc = {{ classes = [{}], threshold = \"dynamic\", buffer = \"{buffer_bytes}B\", reserve = \"{reserve}B\", headroom_bdps = {} }}",
             classes.join(", "),
-            3 / bfsz_factor
+            mmu.headroom_bdps
         )?;
         mapped.push(format!(
             "BUFFER_SIZE, ENABLE_PFC, USE_DYNAMIC_PFC_THRESHOLD -> [switch] pfc threshold = \"dynamic\": the MMU's {buffer_bytes} B buffer, {reserve} B reserve and {} link BDP(s) of headroom per port, thresholds free / 8 at the host rate; switch ports' buffer 1000MB (its egress admission always passes)",
-            3 / bfsz_factor
+            mmu.headroom_bdps
         ));
     } else {
         writeln!(switch_section, "shared_buffer = \"{buffer_bytes}B\"")?;

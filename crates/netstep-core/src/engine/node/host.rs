@@ -404,38 +404,19 @@ impl HostState {
         now: SimTime,
         sink: &mut impl EventSink,
     ) {
-        if self.out.packets.is_empty() && self.out.timers.is_empty() {
-            if eg.model.nic.scheduler == NicScheduler::Pull {
-                // The transport's state changed (an ACK opened its window, its rate moved):
-                // the NIC looks again.
-                self.fill_nic(eg, now, sink);
-            }
-            return;
-        }
-        let mut out = std::mem::take(&mut self.out);
-        for (at, token) in out.timers.drain(..) {
-            let kind = EventKind::Timer {
-                flow,
-                token,
-                side,
-                seq: 0,
-            };
-            eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
-        }
-        let had_packets = !out.packets.is_empty();
-        if had_packets {
+        let had_packets = !self.out.packets.is_empty();
+        if had_packets || !self.out.timers.is_empty() {
+            let mut out = std::mem::take(&mut self.out);
+            Self::schedule_timers(eg.lp, flow, side, &mut out.timers, now, sink);
             let model = eg.model;
             let spec = &model.flows.flows[flow as usize];
-            let (explicit, class) = (spec.path.is_some(), spec.class);
             let socket = match side {
                 TimerSide::Sender => Socket::sender(model.flows.src_slot[flow as usize]),
-                TimerSide::Receiver | TimerSide::Nic => {
-                    Socket::receiver(model.flows.dst_slot[flow as usize])
-                }
+                TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
+                TimerSide::Nic => unreachable!("the NIC's wake-ups run no transport"),
             };
             for mut packet in out.packets.drain(..) {
-                packet.set(Packet::EXPLICIT_PATH, explicit);
-                packet.set_class(class);
+                Self::stamp(spec, &mut packet);
                 let nic = self.nic.get_or_insert_with(Box::<HostNic>::default);
                 if nic.try_admit_now(socket, &packet, &model.nic) {
                     // Fast path: nothing waits ahead of it and it fits both budgets.
@@ -444,11 +425,41 @@ impl HostState {
                     nic.push(socket, packet, &model.nic);
                 }
             }
+            self.out = out;
         }
-        self.out = out;
+        // A pulling NIC looks again after any transport call (an ACK may have opened a
+        // window, a rate moved); the others when packets came.
         if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
             self.fill_nic(eg, now, sink);
         }
+    }
+
+    /// Schedules the timers a transport of `flow` (on `side`) asked for.
+    fn schedule_timers(
+        lp: &mut Lp,
+        flow: u32,
+        side: TimerSide,
+        timers: &mut Vec<(SimTime, u32)>,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        for (at, token) in timers.drain(..) {
+            let kind = EventKind::Timer {
+                flow,
+                token,
+                side,
+                seq: 0,
+            };
+            lp.schedule_local(at, now, Phase::Timer, kind, sink);
+        }
+    }
+
+    /// Stamps a packet a transport of the flow `spec` produced with the flow's explicit-path
+    /// flag and traffic class.
+    #[inline]
+    fn stamp(spec: &FlowSpec, packet: &mut Packet) {
+        packet.set(Packet::EXPLICIT_PATH, spec.path.is_some());
+        packet.set_class(spec.class);
     }
 
     /// Admits packets from the socket queues into the NIC's egress queue while they fit.
@@ -526,19 +537,9 @@ impl HostState {
         {
             sender.pull(rdma, now, &mut out);
         }
-        for (at, token) in out.timers.drain(..) {
-            let kind = EventKind::Timer {
-                flow,
-                token,
-                side: TimerSide::Sender,
-                seq: 0,
-            };
-            eg.lp.schedule_local(at, now, Phase::Timer, kind, sink);
-        }
-        let (explicit, class) = (spec.path.is_some(), spec.class);
+        Self::schedule_timers(eg.lp, flow, TimerSide::Sender, &mut out.timers, now, sink);
         for mut packet in out.packets.drain(..) {
-            packet.set(Packet::EXPLICIT_PATH, explicit);
-            packet.set_class(class);
+            Self::stamp(spec, &mut packet);
             self.nic_offer(eg, packet, now, sink);
         }
         self.out = out;

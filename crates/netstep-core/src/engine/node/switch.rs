@@ -74,16 +74,7 @@ impl Owner for SwitchState {
         let ing = self.pfc.get_or_insert_with(|| {
             Box::new(match &spec.dynamic {
                 None => PfcIngress::new(degree),
-                Some(dynamic) => {
-                    let (net, node) = (&eg.model.net, eg.lp.node);
-                    let links: Vec<(u64, u64)> = (0..degree)
-                        .map(|local| {
-                            let class = net.class_of(net.port_id(node, local));
-                            (class.rate.0, class.delay.0)
-                        })
-                        .collect();
-                    PfcIngress::dynamic(dynamic.ports(&links))
-                }
+                Some(dynamic) => PfcIngress::dynamic(dynamic.for_switch(&eg.model.net, eg.lp.node)),
             })
         });
         let (ingress, class) = (packet.ingress, packet.class());

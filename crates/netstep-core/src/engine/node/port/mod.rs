@@ -75,6 +75,13 @@ pub(super) trait Owner {
     );
 }
 
+/// A queue marked a packet of `flow`: counted on the port and on the flow.
+#[inline]
+fn count_mark(cold: &mut state::PortCold, lp: &mut Lp, flow: u32) {
+    cold.ecn_marks += 1;
+    *lp.flow_marks.entry(flow).or_insert(0) += 1;
+}
+
 /// The egress side of one node while it handles an event: its ports and the LP bookkeeping
 /// they write (counters, hop records, telemetry, its own events).
 pub(super) struct Egress<'a> {
@@ -208,8 +215,7 @@ impl<'a> Egress<'a> {
         let accepted = match admission {
             Admission::Accepted => true,
             Admission::AcceptedMarked => {
-                cold.ecn_marks += 1;
-                *self.lp.flow_marks.entry(packet.flow).or_insert(0) += 1;
+                count_mark(cold, self.lp, packet.flow);
                 true
             }
             Admission::Dropped(dropped, reason) => {
@@ -365,8 +371,7 @@ impl<'a> Egress<'a> {
         let port = &mut self.ports[at.local as usize];
         if entry.marked {
             // Marked by the queue as it left (marking at dequeue).
-            port.cold_mut(at.class).ecn_marks += 1;
-            *self.lp.flow_marks.entry(entry.packet.flow).or_insert(0) += 1;
+            count_mark(port.cold_mut(at.class), self.lp, entry.packet.flow);
         }
         transmitter::transmit(self.lp, port, at, entry, !O::HOST, now, self.model, sink);
     }
