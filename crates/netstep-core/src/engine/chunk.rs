@@ -54,7 +54,7 @@ impl EventSink for LpSink<'_> {
 }
 
 /// The time of the earliest event in `queue` (`SimTime::MAX` when none).
-fn next_time(queue: &LpQueue) -> SimTime {
+fn next_time(queue: &mut LpQueue) -> SimTime {
     queue.peek().map_or(SimTime::MAX, |e| e.key.time)
 }
 
@@ -66,11 +66,7 @@ fn run_window(
     model: &Model,
     out: &mut Outbox,
 ) {
-    while let Some(top) = queue.peek() {
-        if top.key.time >= bound {
-            break;
-        }
-        let event = queue.pop().expect("peeked");
+    while let Some(event) = queue.pop_before(bound) {
         let mut sink = LpSink {
             queue: &mut *queue,
             out: &mut *out,
@@ -161,7 +157,7 @@ impl Chunk {
             if !state.lp.hop_records.is_empty() {
                 hop_records.append(&mut state.lp.hop_records);
             }
-            let at = next_time(queue);
+            let at = next_time(&mut *queue);
             next[local] = at;
             if at != SimTime::MAX {
                 min_next = min_next.min(at);
@@ -195,7 +191,7 @@ impl Chunk {
                     self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
                     self.allocated.push(local as u32);
                 }
-                self.queues[local].push(event);
+                self.queues[local].push_remote(event);
                 if self.next[local] == SimTime::MAX {
                     self.active.push(local as u32);
                 }

@@ -4,19 +4,33 @@
 //! at most three), and a new event is usually the latest or earlier than only a few (a
 //! pending timer, a port's wake-up). So while it is small the queue is a vector sorted latest
 //! first: a pop takes the last element, a push steps over the few later events from the front
-//! and inserts there (a short move). Past [`TO_HEAP`] events it becomes a binary heap (an LP
-//! with many flows' timers), and back to a sorted vector once it has drained below
-//! [`TO_SORTED`]. Either way the events come out in
-//! exactly the [`Event`] order (keys are unique), so the choice never changes a result.
+//! and inserts there (a short move).
+//!
+//! Past [`TO_BIG`] events (a switch with hundreds of packets in flight towards it, a host with
+//! many flows' timers) the queue keeps its events by where they come from, each the way it
+//! arrives:
+//!
+//! - **the LP's own events** ([`LpQueue::push`]: port wake-ups, timers), one at a time while
+//!   it runs: a binary heap;
+//! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
+//!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
+//!   batch is sorted and merged into a vector sorted latest first, moving only the pending
+//!   events earlier than the batch's latest (far flow starts stay put). A switch then pays a
+//!   sort of each window's batch, sequential in memory, instead of a heap sift per packet.
+//!
+//! A pop takes the earlier of the two heads. Below [`TO_SMALL`] events the queue is one sorted
+//! vector again. Either way the events come out in exactly the [`Event`] order (keys are
+//! unique), so the choice never changes a result.
 
 use std::collections::BinaryHeap;
 
 use super::event::Event;
+use crate::units::SimTime;
 
-/// Above this many events a sorted vector becomes a heap.
-pub const TO_HEAP: usize = 32;
-/// Below this many events a heap becomes a sorted vector again.
-pub const TO_SORTED: usize = 16;
+/// Above this many events a small queue becomes a big one.
+pub const TO_BIG: usize = 32;
+/// Below this many events a big queue becomes a small one again.
+pub const TO_SMALL: usize = 16;
 
 /// An LP's pending events, earliest first (see the module docs).
 #[derive(Clone, Debug)]
@@ -28,36 +42,57 @@ pub struct LpQueue {
 enum Repr {
     /// Latest first, earliest last. `Event`'s `Ord` is reversed (a max-heap pops the
     /// earliest), so "a before b" is `a > b` and the vector is ascending in `Ord`.
-    Sorted(Vec<Event>),
-    /// Large queues.
-    Heap(BinaryHeap<Event>),
+    Small(Vec<Event>),
+    /// Many events.
+    Big(Box<Big>),
+}
+
+/// A queue with many events, kept by origin.
+#[derive(Clone, Debug, Default)]
+struct Big {
+    /// The LP's own events.
+    own: BinaryHeap<Event>,
+    /// Events from other LPs, sorted latest first (ascending in `Ord`).
+    remote: Vec<Event>,
+    /// Events from other LPs not yet merged into `remote`, in delivery order.
+    staged: Vec<Event>,
 }
 
 impl Default for LpQueue {
     fn default() -> LpQueue {
         LpQueue {
-            repr: Repr::Sorted(Vec::new()),
+            repr: Repr::Small(Vec::new()),
         }
     }
 }
 
 impl LpQueue {
-    /// Adds an event.
+    /// Adds one of the LP's own events (made while it runs).
     #[inline]
     pub fn push(&mut self, event: Event) {
         match &mut self.repr {
-            Repr::Sorted(q) => {
-                // From the front (latest): step over the events later than this one.
-                let mut at = 0;
-                while at < q.len() && q[at] < event {
-                    at += 1;
-                }
-                q.insert(at, event);
-                if q.len() > TO_HEAP {
-                    self.become_heap();
+            Repr::Small(q) => {
+                insert_sorted(q, event);
+                if q.len() > TO_BIG {
+                    self.become_big();
                 }
             }
-            Repr::Heap(h) => h.push(event),
+            Repr::Big(big) => big.own.push(event),
+        }
+    }
+
+    /// Adds an event from another LP (delivered at a window's barrier). In a big queue the
+    /// events delivered together are sorted together at the next look at the queue.
+    #[inline]
+    pub fn push_remote(&mut self, event: Event) {
+        match &mut self.repr {
+            Repr::Small(q) => {
+                insert_sorted(q, event);
+                if q.len() > TO_BIG {
+                    self.become_big();
+                }
+            }
+            Repr::Big(big) => big.staged.push(event),
         }
     }
 
@@ -65,11 +100,35 @@ impl LpQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         match &mut self.repr {
-            Repr::Sorted(q) => q.pop(),
-            Repr::Heap(h) => {
-                let event = h.pop();
-                if h.len() < TO_SORTED {
-                    self.become_sorted();
+            Repr::Small(q) => q.pop(),
+            Repr::Big(big) => {
+                let event = if big.remote_first() {
+                    big.remote.pop()
+                } else {
+                    big.own.pop()
+                };
+                if big.len() < TO_SMALL {
+                    self.become_small();
+                }
+                event
+            }
+        }
+    }
+
+    /// Removes and returns the earliest event if it is due before `bound`.
+    #[inline]
+    pub fn pop_before(&mut self, bound: SimTime) -> Option<Event> {
+        match &mut self.repr {
+            Repr::Small(q) => {
+                if q.last()?.key.time >= bound {
+                    return None;
+                }
+                q.pop()
+            }
+            Repr::Big(big) => {
+                let event = big.pop_before(bound);
+                if big.len() < TO_SMALL {
+                    self.become_small();
                 }
                 event
             }
@@ -78,18 +137,24 @@ impl LpQueue {
 
     /// The earliest event.
     #[inline]
-    pub fn peek(&self) -> Option<&Event> {
-        match &self.repr {
-            Repr::Sorted(q) => q.last(),
-            Repr::Heap(h) => h.peek(),
+    pub fn peek(&mut self) -> Option<&Event> {
+        match &mut self.repr {
+            Repr::Small(q) => q.last(),
+            Repr::Big(big) => {
+                if big.remote_first() {
+                    big.remote.last()
+                } else {
+                    big.own.peek()
+                }
+            }
         }
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
         match &self.repr {
-            Repr::Sorted(q) => q.len(),
-            Repr::Heap(h) => h.len(),
+            Repr::Small(q) => q.len(),
+            Repr::Big(big) => big.len(),
         }
     }
 
@@ -99,18 +164,104 @@ impl LpQueue {
     }
 
     #[cold]
-    fn become_heap(&mut self) {
-        if let Repr::Sorted(q) = &mut self.repr {
-            self.repr = Repr::Heap(BinaryHeap::from(std::mem::take(q)));
+    fn become_big(&mut self) {
+        if let Repr::Small(q) = &mut self.repr {
+            // Every event joins the heap: which were the LP's own is not recorded.
+            let own = BinaryHeap::from(std::mem::take(q));
+            self.repr = Repr::Big(Box::new(Big {
+                own,
+                ..Big::default()
+            }));
         }
     }
 
     #[cold]
-    fn become_sorted(&mut self) {
-        if let Repr::Heap(h) = &mut self.repr {
-            // Ascending in `Ord`: latest first, as the sorted vector keeps them.
-            self.repr = Repr::Sorted(std::mem::take(h).into_sorted_vec());
+    fn become_small(&mut self) {
+        if let Repr::Big(big) = &mut self.repr {
+            let mut q = std::mem::take(&mut big.own).into_vec();
+            q.append(&mut big.remote);
+            q.append(&mut big.staged);
+            // Ascending in `Ord`: latest first, as the small queue keeps them.
+            q.sort_unstable();
+            self.repr = Repr::Small(q);
         }
+    }
+}
+
+/// Inserts `event` into `q`, sorted latest first: from the front (latest), step over the
+/// events later than this one.
+#[inline]
+fn insert_sorted(q: &mut Vec<Event>, event: Event) {
+    let mut at = 0;
+    while at < q.len() && q[at] < event {
+        at += 1;
+    }
+    q.insert(at, event);
+}
+
+impl Big {
+    fn len(&self) -> usize {
+        self.own.len() + self.remote.len() + self.staged.len()
+    }
+
+    /// Whether the earliest event is the head of `remote` (else of `own`), after merging
+    /// the staged events.
+    #[inline]
+    fn remote_first(&mut self) -> bool {
+        if !self.staged.is_empty() {
+            self.merge_staged();
+        }
+        match (self.remote.last(), self.own.peek()) {
+            (Some(r), Some(o)) => r > o,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    #[inline]
+    fn pop_before(&mut self, bound: SimTime) -> Option<Event> {
+        if self.remote_first() {
+            if self.remote.last()?.key.time >= bound {
+                return None;
+            }
+            self.remote.pop()
+        } else {
+            if self.own.peek()?.key.time >= bound {
+                return None;
+            }
+            self.own.pop()
+        }
+    }
+
+    /// Sorts the staged events and merges them into `remote`.
+    #[inline(never)]
+    fn merge_staged(&mut self) {
+        let Big { remote, staged, .. } = self;
+        // Latest first: ascending in `Ord`.
+        staged.sort_unstable();
+        if remote.is_empty() {
+            std::mem::swap(remote, staged);
+            return;
+        }
+        // Pending events later than every staged one stay where they are; the rest merge
+        // with the batch from the back (earliest last).
+        let latest = staged[0];
+        let split = remote.partition_point(|e| *e < latest);
+        let mut unmerged = remote.len();
+        let mut left = staged.len();
+        remote.resize(unmerged + left, latest);
+        let mut write = remote.len();
+        while left > 0 {
+            write -= 1;
+            if unmerged > split && remote[unmerged - 1] > staged[left - 1] {
+                unmerged -= 1;
+                remote[write] = remote[unmerged];
+            } else {
+                left -= 1;
+                remote[write] = staged[left];
+            }
+        }
+        staged.clear();
     }
 }
 
@@ -146,8 +297,8 @@ mod tests {
         }
     }
 
-    /// Random pushes and pops across both representations come out exactly as from a
-    /// binary heap.
+    /// Random pushes of own and remote events and pops, across both representations of the
+    /// own events and batches merged at any point, come out exactly as from a binary heap.
     #[test]
     fn pops_in_the_same_order_as_a_binary_heap() {
         let mut rng = Pcg64Mcg::seed_from_u64(7);
@@ -156,7 +307,7 @@ mod tests {
         let mut tie = 0;
         let mut largest = 0;
         for round in 0..20_000 {
-            // Phases of growth (past TO_HEAP) and of draining (below TO_SORTED).
+            // Phases of growth (past TO_BIG) and of draining (below TO_SMALL).
             let push = if (round / 2000) % 2 == 0 {
                 rng.random_bool(0.7)
             } else {
@@ -166,16 +317,27 @@ mod tests {
                 tie += 1;
                 // Few distinct times, so equal times are frequent.
                 let e = event(rng.random_range(0..50), tie);
-                q.push(e);
+                // Own events one at a time, other LPs' events in batches.
+                if rng.random_bool(0.5) {
+                    q.push(e);
+                } else {
+                    q.push_remote(e);
+                }
                 h.push(e);
-            } else {
+            } else if rng.random_bool(0.5) {
                 assert_eq!(q.pop(), h.pop());
+            } else {
+                let bound = SimTime(rng.random_range(0..50));
+                let due = h.peek().is_some_and(|e| e.key.time < bound);
+                assert_eq!(q.pop_before(bound), if due { h.pop() } else { None });
             }
-            assert_eq!(q.peek(), h.peek());
+            if rng.random_bool(0.5) {
+                assert_eq!(q.peek(), h.peek());
+            }
             assert_eq!(q.len(), h.len());
             largest = largest.max(q.len());
         }
-        assert!(largest > TO_HEAP, "the heap representation was exercised");
+        assert!(largest > TO_BIG, "the big representation was exercised");
         while let Some(e) = h.pop() {
             assert_eq!(q.pop(), Some(e));
         }
