@@ -37,6 +37,11 @@ pub struct RdmaSender {
     pace_pending: bool,
     pace_generation: u32,
     rto_deadline: Option<SimTime>,
+    /// When the pending retransmission timer event fires (`None` when none is pending). The
+    /// deadline moves later on every ACK; the event is not re-scheduled for that, but when it
+    /// fires before the deadline it is set again for the deadline (as the TCP sender does), so
+    /// an LP holds one timer event per flow, not one per ACK.
+    rto_timer_at: Option<SimTime>,
     rto_generation: u32,
     rto: SimTime,
     number: u32,
@@ -137,6 +142,7 @@ impl RdmaSender {
             pace_pending: false,
             pace_generation: 0,
             rto_deadline: None,
+            rto_timer_at: None,
             rto_generation: 0,
             rto: spec.rto,
             number: 0,
@@ -274,9 +280,15 @@ impl RdmaSender {
                 if !token.is_current(self.rto_generation) {
                     return;
                 }
+                self.rto_timer_at = None;
                 match self.rto_deadline {
                     Some(deadline) if deadline <= now => {}
-                    _ => return,
+                    Some(deadline) => {
+                        // ACKs moved the deadline since the event was set.
+                        self.schedule_rto(deadline, out);
+                        return;
+                    }
+                    None => return,
                 }
                 if let Err(reason) = self.retries.on_timeout(spec.max_retries) {
                     self.failure = Some(reason);
@@ -333,8 +345,16 @@ impl RdmaSender {
     fn arm_rto(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
         let deadline = now + spec.rto;
         self.rto_deadline = Some(deadline);
+        if self.rto_timer_at.is_none_or(|at| deadline < at) {
+            self.schedule_rto(deadline, out);
+        }
+    }
+
+    /// Sets the retransmission timer event for `at` (a newer one retires any pending).
+    fn schedule_rto(&mut self, at: SimTime, out: &mut TransportOut) {
         self.rto_generation = self.rto_generation.wrapping_add(1);
-        out.timers.push((deadline, token(RTO, self.rto_generation)));
+        self.rto_timer_at = Some(at);
+        out.timers.push((at, token(RTO, self.rto_generation)));
     }
 
     /// Sets the pacing timer for `next_send` (a newer one retires any pending).
@@ -454,5 +474,67 @@ impl RdmaSender {
         let rate = self.cc.rate_bps().max(1.0);
         let gap = (wire as f64 * 8.0 / rate * 1e12).ceil() as u64;
         self.next_send = now + SimTime(gap.max(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::rdma::dctcp::DctcpSpec;
+    use crate::units::Bytes;
+
+    /// The retransmission timers in `out` (deadline, token), and clears `out`.
+    fn rto_timers(out: &mut TransportOut) -> Vec<(SimTime, u32)> {
+        let timers = out
+            .timers
+            .drain(..)
+            .filter(|&(_, t)| TimerToken::decode(t).kind == RTO)
+            .collect();
+        out.packets.clear();
+        timers
+    }
+
+    /// ACKs move the retransmission deadline without setting a timer event each; the one
+    /// pending event, when it fires before the deadline, is set again for the deadline, and
+    /// the timeout happens exactly at the deadline (one RTO after the last progress).
+    #[test]
+    fn acks_move_the_deadline_and_the_pending_timer_follows_it() {
+        let spec = RdmaSpec::new(RdmaCc::Dctcp(DctcpSpec::default()));
+        let ends = FlowEnds {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            size: Bytes(10 * spec.mtu_bytes as u64),
+            seed: 1,
+            line_rate_bps: 1e9,
+            base_rtt: SimTime::ZERO,
+            nic_pulls: false,
+        };
+        let mut out = TransportOut::default();
+        let mut s = RdmaSender::start(&spec, ends, 1e9, SimTime::ZERO, SimTime::ZERO, &mut out);
+        let first = rto_timers(&mut out);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].0, spec.rto);
+        // Three ACKs, each one packet further: no new timer event.
+        for (i, us) in [(1, 100), (2, 200), (3, 300)] {
+            let ack = Packet::new(PacketKind::Ack, 0, 0, i, 0, 48);
+            s.on_feedback(&spec, &ack, None, SimTime::from_us(us), &mut out);
+            assert!(rto_timers(&mut out).is_empty(), "ACK {i} set a timer event");
+        }
+        let deadline = SimTime::from_us(300) + spec.rto;
+        // The pending event fires at 1 ms: no timeout, set again for the deadline.
+        s.on_timer(&spec, first[0].1, first[0].0, &mut out);
+        assert_eq!(s.retries.timeouts, 0);
+        let again = rto_timers(&mut out);
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].0, deadline);
+        // The old token is stale now; the new one times out at the deadline.
+        s.on_timer(&spec, first[0].1, deadline, &mut out);
+        assert_eq!(s.retries.timeouts, 0);
+        s.on_timer(&spec, again[0].1, deadline, &mut out);
+        assert_eq!(s.retries.timeouts, 1);
+        let next = rto_timers(&mut out);
+        assert_eq!(next.len(), 1);
+        assert_eq!(next[0].0, deadline + spec.rto);
     }
 }
