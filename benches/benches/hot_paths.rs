@@ -370,6 +370,83 @@ fn lp_queue(c: &mut Criterion) {
         )
     });
     group.finish();
+
+    // A busy switch of the permutation benchmark (issue 19): per window 64 links deliver 9
+    // packets each (sorted per link, in step across links: equal times and creation times
+    // are common), and every popped arrival leaves a port wake-up of the LP's own one
+    // transmission later, popped in turn. Per window: 576 remote pushes, 576 own pushes,
+    // 1,152 pops.
+    let mut group = c.benchmark_group("lp_queue_busy_switch");
+    const LINKS: u64 = 64;
+    const PER_LINK: u64 = 9;
+    const GAP: u64 = 120_000; // ps between packets on a link
+    group.throughput(Throughput::Elements(2 * LINKS * PER_LINK));
+    let arrival = |t: u64, n: u32| Event {
+        key: EventKey::new(SimTime(t), Phase::Arrive, SimTime(t - 1_000_000)),
+        kind: EventKind::Arrive(packet(n)),
+    };
+    let wake = |t: u64, seq: u64| Event {
+        key: EventKey::new(SimTime(t), Phase::PortReady, SimTime(t - GAP)),
+        kind: EventKind::PortReady {
+            port: (seq % LINKS) as u32,
+            seq,
+        },
+    };
+    fn window<Q>(
+        b: &mut criterion::Bencher,
+        mut q: Q,
+        arrival: impl Fn(u64, u32) -> Event,
+        wake: impl Fn(u64, u64) -> Event,
+        remote: impl Fn(&mut Q, Event),
+        own: impl Fn(&mut Q, Event),
+        pop: impl Fn(&mut Q) -> Option<Event>,
+    ) {
+        let mut start = 1_000_000u64;
+        let mut n = 0u32;
+        let mut seq = 0u64;
+        b.iter(|| {
+            for link in 0..LINKS {
+                for k in 0..PER_LINK {
+                    n = n.wrapping_add(1);
+                    remote(&mut q, arrival(start + k * GAP + link % 3, n));
+                }
+            }
+            let mut pops = 0;
+            while let Some(e) = pop(&mut q) {
+                if let EventKind::Arrive(_) = e.kind {
+                    seq += 1;
+                    own(&mut q, wake(e.key.time.0 + GAP, seq));
+                }
+                pops += 1;
+                black_box(e);
+            }
+            start += PER_LINK * GAP;
+            pops
+        })
+    }
+    group.bench_function("lp_queue", |b| {
+        window(
+            b,
+            LpQueue::default(),
+            arrival,
+            wake,
+            LpQueue::push_remote,
+            LpQueue::push,
+            LpQueue::pop,
+        )
+    });
+    group.bench_function("binary_heap", |b| {
+        window(
+            b,
+            BinaryHeap::new(),
+            arrival,
+            wake,
+            BinaryHeap::push,
+            BinaryHeap::push,
+            BinaryHeap::pop,
+        )
+    });
+    group.finish();
 }
 
 criterion_group!(
