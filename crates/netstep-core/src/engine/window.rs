@@ -45,8 +45,10 @@ pub struct WindowEngine<'m> {
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// Chunks per worker thread (each thread runs a contiguous block of them).
-const CHUNKS_PER_THREAD: usize = 4;
+/// Chunks per worker thread (each thread runs a contiguous block of them). Two, not more:
+/// with fixed blocks more chunks only add per-window work (2 threads, 2026-11-24: Days
+/// FatTree-32/4096 1.92 s with 2, 2.01 s with 4, 2.25 s with 8; benches/RESULTS.md).
+const CHUNKS_PER_THREAD: usize = 2;
 
 /// Why the engine cannot run a model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
