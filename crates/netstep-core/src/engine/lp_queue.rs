@@ -11,7 +11,7 @@
 //! arrives:
 //!
 //! - **the LP's own events** ([`LpQueue::push`]: port wake-ups, timers), one at a time while
-//!   it runs: a binary heap;
+//!   it runs: a binary heap (which also takes the events held when the queue grew large);
 //! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
 //!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
 //!   batch is sorted and merged into a vector sorted latest first, moving only the pending
