@@ -71,12 +71,7 @@ impl LpQueue {
     #[inline]
     pub fn push(&mut self, event: Event) {
         match &mut self.repr {
-            Repr::Small(q) => {
-                insert_sorted(q, event);
-                if q.len() > TO_BIG {
-                    self.become_big();
-                }
-            }
+            Repr::Small(_) => self.push_small(event),
             Repr::Big(big) => big.own.push(event),
         }
     }
@@ -86,13 +81,19 @@ impl LpQueue {
     #[inline]
     pub fn push_remote(&mut self, event: Event) {
         match &mut self.repr {
-            Repr::Small(q) => {
-                insert_sorted(q, event);
-                if q.len() > TO_BIG {
-                    self.become_big();
-                }
-            }
+            Repr::Small(_) => self.push_small(event),
             Repr::Big(big) => big.staged.push(event),
+        }
+    }
+
+    /// Adds an event to a small queue, which becomes big past [`TO_BIG`] events.
+    #[inline]
+    fn push_small(&mut self, event: Event) {
+        if let Repr::Small(q) = &mut self.repr {
+            insert_sorted(q, event);
+            if q.len() > TO_BIG {
+                self.become_big();
+            }
         }
     }
 
