@@ -103,11 +103,7 @@ impl LpQueue {
         match &mut self.repr {
             Repr::Small(q) => q.pop(),
             Repr::Big(big) => {
-                let event = if big.remote_first() {
-                    big.remote.pop()
-                } else {
-                    big.own.pop()
-                };
+                let event = big.pop();
                 if big.len() < TO_SMALL {
                     self.become_small();
                 }
@@ -216,6 +212,15 @@ impl Big {
             (Some(r), Some(o)) => r > o,
             (Some(_), None) => true,
             (None, _) => false,
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Event> {
+        if self.remote_first() {
+            self.remote.pop()
+        } else {
+            self.own.pop()
         }
     }
 

@@ -521,7 +521,6 @@ impl HostState {
         let senders = &mut self.senders;
         let Some(flow) = nic.select_qp(now, paused, |flow| Self::qp_state(senders, model, flow))
         else {
-            let senders = &mut self.senders;
             if let Some(at) =
                 nic.next_ready(now, paused, |flow| Self::qp_state(senders, model, flow))
             {
