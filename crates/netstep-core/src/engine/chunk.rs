@@ -6,13 +6,15 @@ use super::Model;
 use super::event::{Event, EventSink};
 use super::lp_queue::LpQueue;
 use super::node::NodeState;
+use super::placement::Placement;
 use super::trace::HopRecord;
 use crate::telemetry::IntStack;
 use crate::units::SimTime;
 
-/// A cross-LP message: destination node and event.
+/// A cross-LP message: the destination's slot in its chunk, and the event.
 pub(super) type Message = (u32, Event);
-/// A telemetry stack sent with a packet to another LP: destination node, packet id, stack.
+/// A telemetry stack sent with a packet to another LP: the destination's slot in its chunk,
+/// packet id, stack.
 pub(super) type TelemetryMessage = (u32, u64, Box<IntStack>);
 
 /// What a chunk's LPs send to other LPs during one window.
@@ -31,6 +33,7 @@ pub(super) struct Outbox {
 struct LpSink<'a> {
     queue: &'a mut LpQueue,
     out: &'a mut Outbox,
+    placement: &'a Placement,
 }
 
 impl EventSink for LpSink<'_> {
@@ -40,16 +43,15 @@ impl EventSink for LpSink<'_> {
     }
     #[inline]
     fn remote(&mut self, node: u32, event: Event) {
-        // The chunk count is a power of two: the chunk is the low bits of the node id.
         let out = &mut *self.out;
-        let mask = out.buckets.len() as u32 - 1;
+        let place = self.placement.of(node);
         out.min_out = out.min_out.min(event.key.time);
-        out.buckets[(node & mask) as usize].push((node, event));
+        out.buckets[place.chunk as usize].push((place.slot, event));
     }
     #[inline]
     fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
-        let mask = self.out.telemetry.len() as u32 - 1;
-        self.out.telemetry[(node & mask) as usize].push((node, id, stack));
+        let place = self.placement.of(node);
+        self.out.telemetry[place.chunk as usize].push((place.slot, id, stack));
     }
 }
 
@@ -65,11 +67,13 @@ fn run_window(
     bound: SimTime,
     model: &Model,
     out: &mut Outbox,
+    placement: &Placement,
 ) {
     while let Some(event) = queue.pop_before(bound) {
         let mut sink = LpSink {
             queue: &mut *queue,
             out: &mut *out,
+            placement,
         };
         state.handle(event, model, &mut sink);
     }
@@ -77,9 +81,10 @@ fn run_window(
 
 /// The LPs of one chunk and their bookkeeping.
 pub(super) struct Chunk {
-    /// LP of node `local * n_chunks + index` (`n_chunks` a power of two), allocated on first
-    /// use.
+    /// The LP in each slot ([`Placement`] says which node's), allocated on first use.
     pub(super) slots: Vec<Option<Box<NodeState>>>,
+    /// The node in each slot.
+    nodes: Vec<u32>,
     /// Pending events per slot, apart from the states: delivering a message touches only this
     /// dense array and the queue's buffer, not the LP's state.
     pub(super) queues: Vec<LpQueue>,
@@ -102,9 +107,12 @@ pub(super) struct Chunk {
 }
 
 impl Chunk {
-    pub(super) fn new(n_slots: usize, n_chunks: usize) -> Chunk {
+    /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks.
+    pub(super) fn new(nodes: &[u32], n_chunks: usize) -> Chunk {
+        let n_slots = nodes.len();
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
+            nodes: nodes.to_vec(),
             queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),
@@ -122,7 +130,7 @@ impl Chunk {
     }
 
     /// Runs every LP due before `bound` and keeps the others on the active list.
-    pub(super) fn process(&mut self, bound: SimTime, model: &Model) {
+    pub(super) fn process(&mut self, bound: SimTime, model: &Model, placement: &Placement) {
         self.out.min_out = SimTime::MAX;
         if self.min_next >= bound {
             return;
@@ -151,7 +159,7 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
-            run_window(state, queue, bound, model, out);
+            run_window(state, queue, bound, model, out, placement);
             *last_event = (*last_event).max(state.lp.last_useful);
             *overflow |= state.lp.failed();
             if !state.lp.hop_records.is_empty() {
@@ -174,20 +182,20 @@ impl Chunk {
     pub(super) fn deliver(
         &mut self,
         inbox: &mut Inbox,
-        n_chunks: u32,
         model: &Model,
         not_before: Option<SimTime>,
     ) {
         for messages in inbox.events.iter_mut() {
-            for (node, mut event) in messages.drain(..) {
+            for (local, mut event) in messages.drain(..) {
                 // Quantized: a message due inside the window it was sent in waits for that
                 // window's end; a later one keeps its exact time.
                 if let Some(at) = not_before {
                     event.key.time = event.key.time.max(at);
                 }
-                let local = (node >> n_chunks.trailing_zeros()) as usize;
+                let local = local as usize;
                 let time = event.key.time;
                 if self.slots[local].is_none() {
+                    let node = self.nodes[local];
                     self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
                     self.allocated.push(local as u32);
                 }
@@ -203,9 +211,8 @@ impl Chunk {
         }
         // Every stack travels with an arrival delivered above, so its LP exists.
         for messages in inbox.telemetry.iter_mut() {
-            for (node, id, stack) in messages.drain(..) {
-                let local = (node >> n_chunks.trailing_zeros()) as usize;
-                self.slots[local]
+            for (local, id, stack) in messages.drain(..) {
+                self.slots[local as usize]
                     .as_mut()
                     .expect("the packet's arrival allocated the LP")
                     .lp

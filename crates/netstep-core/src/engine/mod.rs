@@ -12,6 +12,7 @@ mod chunk;
 pub mod event;
 pub mod lp_queue;
 pub mod node;
+mod placement;
 pub mod reference;
 pub mod trace;
 pub mod window;

@@ -4,8 +4,9 @@
 //! `T + W` run all their events before that bound in key order; then, at the barrier, their
 //! outgoing messages are pushed into the receivers' event queues.
 //!
-//! LPs are dealt into `C` chunks (node `n` lives in chunk `n % C`, so every chunk gets a share
-//! of hosts and of each switch tier). A chunk owns its LPs' states (boxed, allocated on first
+//! LPs are dealt into `C` chunks by the topology ([`super::placement`]: a pod's or a leaf's
+//! hosts and switches share a chunk, the top tier is spread, so most messages stay inside a
+//! chunk and so inside a thread). A chunk owns its LPs' states (boxed, allocated on first
 //! use), their event queues ([`super::lp_queue::LpQueue`], a dense array apart from the states, so delivering a
 //! message does not touch the receiving LP's state), its list of active LPs and one outgoing
 //! message bucket per destination chunk. Each window is one parallel phase over chunks: a
@@ -20,10 +21,11 @@
 //! [`WindowMode::Quantized`] windows are aligned to multiples of `q`, and an arrival due inside
 //! the window it was sent in waits for that window's end: `max(t, window_end)`.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::chunk::{Chunk, Inbox};
+use super::placement::Placement;
 use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
@@ -36,6 +38,8 @@ pub struct WindowEngine<'m> {
     config: EngineConfig,
     width: SimTime,
     chunks: Vec<Chunk>,
+    /// Which chunk and slot each node's LP has (shared with the worker threads).
+    placement: Arc<Placement>,
     /// Messages in transit, per destination chunk.
     inboxes: Vec<Inbox>,
     /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
@@ -90,22 +94,20 @@ impl<'m> WindowEngine<'m> {
             WindowMode::Quantized(q) if q == SimTime::ZERO => return Err(EngineError::ZeroWindow),
             WindowMode::Quantized(q) => q,
         };
-        // A power of two, so a node's chunk and slot are a mask and a shift of its id.
         let n_chunks = if config.threads > 1 {
-            (config.threads * CHUNKS_PER_THREAD)
-                .min(n_nodes.max(1))
-                .next_power_of_two()
+            (config.threads * CHUNKS_PER_THREAD).min(n_nodes.max(1))
         } else {
             1
         };
-        let per_chunk = n_nodes.div_ceil(n_chunks);
+        let placement = Placement::new(&model.net, n_chunks);
         let mut engine = WindowEngine {
             model,
             config,
             width,
-            chunks: (0..n_chunks)
-                .map(|_| Chunk::new(per_chunk, n_chunks))
+            chunks: (0..placement.n_chunks())
+                .map(|c| Chunk::new(placement.nodes(c), n_chunks))
                 .collect(),
+            placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
             telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
             stop: None,
@@ -115,11 +117,11 @@ impl<'m> WindowEngine<'m> {
             },
         };
         for (node, event) in model.initial_events() {
-            let chunk = node as usize % n_chunks;
-            engine.inboxes[chunk].events[0].push((node, event));
+            let place = engine.placement.of(node);
+            engine.inboxes[place.chunk as usize].events[0].push((place.slot, event));
         }
         for (chunk, inbox) in engine.chunks.iter_mut().zip(engine.inboxes.iter_mut()) {
-            chunk.deliver(inbox, n_chunks as u32, model, None);
+            chunk.deliver(inbox, model, None);
         }
         Ok(engine)
     }
@@ -153,10 +155,12 @@ impl<'m> WindowEngine<'m> {
             let workers = self.config.threads - 1;
             let team = Team::new(workers);
             let model = self.model;
+            let placement = Arc::clone(&self.placement);
             std::thread::scope(|scope| {
                 for w in 0..workers {
                     let team = &team;
-                    scope.spawn(move || team.work(w, model));
+                    let placement = &*placement;
+                    scope.spawn(move || team.work(w, model, placement));
                 }
                 let result = self.run_loop(progress, trace, Some(&team));
                 team.quit.store(true, Ordering::Release);
@@ -224,7 +228,6 @@ impl<'m> WindowEngine<'m> {
     ) -> Result<RunOutput, RunError> {
         let end = self.config.end.unwrap_or(SimTime::MAX);
         let model = self.model;
-        let n_chunks = self.chunks.len();
         let quantum = match self.config.window {
             WindowMode::Exact => None,
             WindowMode::Quantized(q) => Some(q),
@@ -281,19 +284,16 @@ impl<'m> WindowEngine<'m> {
                 Some(team) => team.step(
                     &mut self.chunks,
                     &mut self.inboxes,
-                    Window {
-                        bound,
-                        not_before,
-                        n_chunks: n_chunks as u32,
-                    },
+                    Window { bound, not_before },
                     model,
+                    &self.placement,
                 ),
-                None => Window {
-                    bound,
-                    not_before,
-                    n_chunks: n_chunks as u32,
-                }
-                .run(&mut self.chunks, &mut self.inboxes, model),
+                None => Window { bound, not_before }.run(
+                    &mut self.chunks,
+                    &mut self.inboxes,
+                    model,
+                    &self.placement,
+                ),
             }
             if self.model.trace.packet_hops.is_some() {
                 for chunk in &mut self.chunks {
@@ -360,16 +360,21 @@ impl<'m> WindowEngine<'m> {
 struct Window {
     bound: SimTime,
     not_before: Option<SimTime>,
-    n_chunks: u32,
 }
 
 impl Window {
     /// Each chunk takes the messages of the previous window, then runs its LPs due before
     /// `bound`.
-    fn run(self, chunks: &mut [Chunk], inboxes: &mut [Inbox], model: &Model) {
+    fn run(
+        self,
+        chunks: &mut [Chunk],
+        inboxes: &mut [Inbox],
+        model: &Model,
+        placement: &Placement,
+    ) {
         for (chunk, inbox) in chunks.iter_mut().zip(inboxes.iter_mut()) {
-            chunk.deliver(inbox, self.n_chunks, model, self.not_before);
-            chunk.process(self.bound, model);
+            chunk.deliver(inbox, model, self.not_before);
+            chunk.process(self.bound, model, placement);
         }
     }
 }
@@ -407,7 +412,6 @@ impl Team {
                         window: Window {
                             bound: SimTime::ZERO,
                             not_before: None,
-                            n_chunks: 0,
                         },
                     })
                 })
@@ -416,7 +420,7 @@ impl Team {
     }
 
     /// Worker `w`'s loop: wait (spinning) for a job, run it, hand it back.
-    fn work(&self, w: usize, model: &Model) {
+    fn work(&self, w: usize, model: &Model, placement: &Placement) {
         loop {
             let mut wait = Backoff::default();
             while !self.posted[w].load(Ordering::Acquire) {
@@ -428,7 +432,8 @@ impl Team {
             self.posted[w].store(false, Ordering::Relaxed);
             let mut guard = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
             let job = &mut *guard;
-            job.window.run(&mut job.chunks, &mut job.inboxes, model);
+            job.window
+                .run(&mut job.chunks, &mut job.inboxes, model, placement);
             drop(guard);
             self.finished[w].store(true, Ordering::Release);
         }
@@ -442,6 +447,7 @@ impl Team {
         inboxes: &mut Vec<Inbox>,
         window: Window,
         model: &Model,
+        placement: &Placement,
     ) {
         let n = chunks.len();
         let per = n.div_ceil(self.slots.len() + 1);
@@ -461,7 +467,7 @@ impl Team {
             self.finished[w].store(false, Ordering::Relaxed);
             self.posted[w].store(true, Ordering::Release);
         }
-        window.run(chunks, inboxes, model);
+        window.run(chunks, inboxes, model, placement);
         for w in (0..self.slots.len()).filter(|&w| block(w) < n) {
             let mut wait = Backoff::default();
             while !self.finished[w].load(Ordering::Acquire) {
