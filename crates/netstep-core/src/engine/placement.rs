@@ -217,7 +217,7 @@ mod tests {
                 k,
                 hosts_per_edge: k / 2,
             },
-            link.clone(),
+            link,
             link,
         );
         Network::compile(&spec).expect("compiles")
