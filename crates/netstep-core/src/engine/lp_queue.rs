@@ -19,7 +19,8 @@
 //!   sort of each window's batch, sequential in memory, instead of a heap sift per packet.
 //!
 //! A pop takes the earlier of the two heads. Below [`TO_SMALL`] events the queue is one sorted
-//! vector again. Either way the events come out in exactly the [`Event`] order (keys are
+//! vector again, unless it has taken batches of [`KEEP_BIG`] events or more: a busy switch
+//! keeps its buffers instead of dropping and regrowing them every window. Either way the events come out in exactly the [`Event`] order (keys are
 //! unique), so the choice never changes a result.
 
 use std::collections::BinaryHeap;
@@ -29,8 +30,12 @@ use crate::units::SimTime;
 
 /// Above this many events a small queue becomes a big one.
 pub const TO_BIG: usize = 32;
-/// Below this many events a big queue becomes a small one again.
+/// Below this many events a big queue becomes a small one again, unless it keeps batches.
 pub const TO_SMALL: usize = 16;
+/// A big queue whose batch buffers have grown to this many events stays big even when it
+/// empties: a switch that takes hundreds of arrivals every window would otherwise drop and
+/// regrow its buffers (reallocations and fresh pages) every window.
+pub const KEEP_BIG: usize = 256;
 
 /// An LP's pending events, earliest first (see the module docs).
 #[derive(Clone, Debug)]
@@ -104,7 +109,7 @@ impl LpQueue {
             Repr::Small(q) => q.pop(),
             Repr::Big(big) => {
                 let event = big.pop();
-                if big.len() < TO_SMALL {
+                if big.len() < TO_SMALL && !big.keeps_batches() {
                     self.become_small();
                 }
                 event
@@ -124,7 +129,7 @@ impl LpQueue {
             }
             Repr::Big(big) => {
                 let event = big.pop_before(bound);
-                if big.len() < TO_SMALL {
+                if big.len() < TO_SMALL && !big.keeps_batches() {
                     self.become_small();
                 }
                 event
@@ -199,6 +204,13 @@ fn insert_sorted(q: &mut Vec<Event>, event: Event) {
 impl Big {
     fn len(&self) -> usize {
         self.own.len() + self.remote.len() + self.staged.len()
+    }
+
+    /// Whether this queue has taken batches of [`KEEP_BIG`] events or more from other LPs
+    /// (its buffers have grown that far): then it stays big when it empties.
+    #[inline]
+    fn keeps_batches(&self) -> bool {
+        self.staged.capacity().max(self.remote.capacity()) >= KEEP_BIG
     }
 
     /// Whether the earliest event is the head of `remote` (else of `own`), after merging
@@ -304,9 +316,9 @@ mod tests {
     }
 
     /// Random pushes of own and remote events and pops, across both representations of the
-    /// own events and batches merged at any point, come out exactly as from a binary heap.
-    #[test]
-    fn pops_in_the_same_order_as_a_binary_heap() {
+    /// own events and batches merged at any point, come out exactly as from a binary heap;
+    /// the queue never holds more than `cap` events. Returns whether it ended big.
+    fn same_order_as_a_binary_heap(cap: usize) -> bool {
         let mut rng = Pcg64Mcg::seed_from_u64(7);
         let mut q = LpQueue::default();
         let mut h = BinaryHeap::new();
@@ -319,7 +331,7 @@ mod tests {
             } else {
                 rng.random_bool(0.3)
             };
-            if push {
+            if push && q.len() < cap {
                 tie += 1;
                 // Few distinct times, so equal times are frequent.
                 let e = event(rng.random_range(0..50), tie);
@@ -348,5 +360,19 @@ mod tests {
             assert_eq!(q.pop(), Some(e));
         }
         assert!(q.is_empty());
+        matches!(q.repr, Repr::Big(_))
+    }
+
+    /// Queues that grow past [`TO_BIG`] and drain below [`TO_SMALL`] again and again, their
+    /// batches never reaching [`KEEP_BIG`]: they end small.
+    #[test]
+    fn pops_in_the_same_order_as_a_binary_heap() {
+        assert!(!same_order_as_a_binary_heap(KEEP_BIG / 4));
+    }
+
+    /// Queues with batches of hundreds of events: they stay big once emptied.
+    #[test]
+    fn pops_in_the_same_order_as_a_binary_heap_with_large_batches() {
+        assert!(same_order_as_a_binary_heap(usize::MAX));
     }
 }
