@@ -14,7 +14,8 @@
 //!   it runs: a binary heap (which also takes the events held when the queue grew large);
 //! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
 //!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
-//!   batch is sorted and merged into a vector sorted latest first, moving only the pending
+//!   batch is sorted (a large one by 32-byte keys, its ties computed once) and merged into a
+//!   vector sorted latest first, moving only the pending
 //!   events earlier than the batch's latest (far flow starts stay put). A switch then pays a
 //!   sort of each window's batch, sequential in memory, instead of a heap sift per packet.
 //!
@@ -61,6 +62,22 @@ struct Big {
     remote: Vec<Event>,
     /// Events from other LPs not yet merged into `remote`, in delivery order.
     staged: Vec<Event>,
+    /// Sort keys of a large batch (buffer kept between batches).
+    keys: Vec<BatchKey>,
+    /// A large batch in order (buffer kept between batches).
+    sorted: Vec<Event>,
+}
+
+/// A batch at least this large is sorted by keys ([`sort_batch`]).
+const KEYED_SORT: usize = 64;
+
+/// An event's full order key and its place in the batch: `(time, order, tie)` compared as
+/// numbers, so sorting a batch never looks into the events.
+#[derive(Clone, Copy, Debug)]
+struct BatchKey {
+    stored: u128,
+    tie: u64,
+    index: u32,
 }
 
 impl Default for LpQueue {
@@ -254,9 +271,14 @@ impl Big {
     /// Sorts the staged events and merges them into `remote`.
     #[inline(never)]
     fn merge_staged(&mut self) {
-        let Big { remote, staged, .. } = self;
-        // Latest first: ascending in `Ord`.
-        staged.sort_unstable();
+        let Big {
+            remote,
+            staged,
+            keys,
+            sorted,
+            ..
+        } = self;
+        sort_batch(staged, keys, sorted);
         if remote.is_empty() {
             std::mem::swap(remote, staged);
             return;
@@ -281,6 +303,28 @@ impl Big {
         }
         staged.clear();
     }
+}
+
+/// Sorts a batch latest first (ascending in `Ord`). A large batch is sorted by its keys
+/// ([`BatchKey`]: the tie computed once per event instead of in every comparison, and 32-byte
+/// keys moved instead of 56-byte events), then gathered in order through `sorted`; `keys` and
+/// `sorted` are buffers kept between batches.
+fn sort_batch(staged: &mut Vec<Event>, keys: &mut Vec<BatchKey>, sorted: &mut Vec<Event>) {
+    if staged.len() < KEYED_SORT || staged.len() > u32::MAX as usize {
+        staged.sort_unstable();
+        return;
+    }
+    keys.clear();
+    keys.extend(staged.iter().enumerate().map(|(index, e)| BatchKey {
+        stored: ((e.key.time.0 as u128) << 64) | e.key.order as u128,
+        tie: e.kind.tie(),
+        index: index as u32,
+    }));
+    // `Event`'s order (reversed keys): a later stored key, then a larger tie, comes first.
+    keys.sort_unstable_by(|a, b| b.stored.cmp(&a.stored).then(b.tie.cmp(&a.tie)));
+    sorted.clear();
+    sorted.extend(keys.iter().map(|k| staged[k.index as usize]));
+    std::mem::swap(staged, sorted);
 }
 
 #[cfg(test)]
@@ -332,16 +376,25 @@ mod tests {
                 rng.random_bool(0.3)
             };
             if push && q.len() < cap {
-                tie += 1;
-                // Few distinct times, so equal times are frequent.
-                let e = event(rng.random_range(0..50), tie);
-                // Own events one at a time, other LPs' events in batches.
-                if rng.random_bool(0.5) {
-                    q.push(e);
+                // Own events one at a time, other LPs' events in batches, now and then one
+                // large enough to be sorted by keys.
+                let own = rng.random_bool(0.5);
+                let burst = if !own && rng.random_bool(0.02) {
+                    KEYED_SORT + rng.random_range(0..KEYED_SORT)
                 } else {
-                    q.push_remote(e);
+                    1
+                };
+                for _ in 0..burst.min(cap - q.len()) {
+                    tie += 1;
+                    // Few distinct times, so equal times are frequent.
+                    let e = event(rng.random_range(0..50), tie);
+                    if own {
+                        q.push(e);
+                    } else {
+                        q.push_remote(e);
+                    }
+                    h.push(e);
                 }
-                h.push(e);
             } else if rng.random_bool(0.5) {
                 assert_eq!(q.pop(), h.pop());
             } else {
@@ -367,7 +420,7 @@ mod tests {
     /// batches never reaching [`KEEP_BIG`]: they end small.
     #[test]
     fn pops_in_the_same_order_as_a_binary_heap() {
-        assert!(!same_order_as_a_binary_heap(KEEP_BIG / 4));
+        assert!(!same_order_as_a_binary_heap(KEEP_BIG / 2 - 1));
     }
 
     /// Queues with batches of hundreds of events: they stay big once emptied.
