@@ -8,9 +8,10 @@
 //!
 //! 1. Every host is *anchored* at the switch it is attached to (its top-of-rack, edge or leaf
 //!    switch; a host cabled to another host is anchored at the smaller of the two ids).
-//!    Anchors, in the order of their first host, are dealt into contiguous runs of chunks
-//!    with nearly equal numbers of nodes, each with its hosts: a pod's or a leaf's hosts and
-//!    switch share a chunk, and consecutive chunks hold consecutive hosts.
+//!    Anchors, in the order of their first host, each amid its hosts, are laid out in a line
+//!    that is cut into equal runs, one per chunk: a pod's or a leaf's hosts and switch share
+//!    a chunk, consecutive chunks hold consecutive hosts, and a switch with more hosts than a
+//!    chunk's share (a star) has them spread over several chunks.
 //! 2. The other switches, layer by layer outwards from the anchors (breadth first): a switch
 //!    whose placed neighbours all live in one chunk joins it (a FatTree pod's aggregation
 //!    switches go with its edge switches); one that links several chunks (a spine, a core
@@ -133,17 +134,18 @@ fn chunk_of_nodes(net: &Network, n_chunks: usize) -> Vec<u32> {
             anchors[anchor_index[anchor as usize] as usize].1.push(host);
         }
     }
+    // Lay the anchors and their hosts out in a line (each anchor amid its hosts) and cut it
+    // into `n_chunks` equal runs: an anchor smaller than a run stays whole (but for one that
+    // straddles a cut), a larger one (a single switch with every host) is spread.
     let total: usize = anchors.iter().map(|(_, hosts)| hosts.len() + 1).sum();
+    let at = |position: usize| (position * n_chunks / total.max(1)).min(n_chunks - 1) as u32;
     let mut before = 0;
     for (anchor, hosts) in &anchors {
-        let weight = hosts.len() + 1;
-        // The chunk holding the middle of this anchor's run of nodes.
-        let c = ((2 * before + weight) * n_chunks / (2 * total.max(1))).min(n_chunks - 1) as u32;
-        chunk[*anchor as usize] = c;
-        for &h in hosts {
-            chunk[h as usize] = c;
+        for (i, &h) in hosts.iter().enumerate() {
+            chunk[h as usize] = at(before + i);
         }
-        before += weight;
+        chunk[*anchor as usize] = at(before + hosts.len() / 2);
+        before += hosts.len() + 1;
     }
     // 2. Outwards from the anchors, a layer at a time; each layer decided from the layers
     // before it only, so the order within a layer does not matter.
@@ -277,5 +279,32 @@ mod tests {
         let single = Placement::new(&net, 1);
         assert_eq!(single.of(17), Place { chunk: 0, slot: 17 });
         assert_eq!(single.nodes(0).len(), n);
+    }
+
+    /// A switch with more hosts than a chunk's share has them spread over the chunks, so a
+    /// star-like topology still keeps every thread busy; the chunks stay even.
+    #[test]
+    fn a_switch_with_most_hosts_is_spread() {
+        let link = LinkClass::new(
+            BitsPerSec(10_000_000_000),
+            SimTime::from_us(1),
+            BufferSize::Packets(10),
+        );
+        // 60 hosts on `sl` (node 64), 4 on `sr` (node 65).
+        let net =
+            Network::compile(&crate::topology::dumbbell(60, 4, link, link)).expect("compiles");
+        let placement = Placement::new(&net, 4);
+        let mut left_hosts_in = [0; 4];
+        for host in 0..60 {
+            left_hosts_in[placement.of(host).chunk as usize] += 1;
+        }
+        assert!(left_hosts_in.iter().all(|&h| h >= 10), "{left_hosts_in:?}");
+        for c in 0..4 {
+            let len = placement.nodes(c).len();
+            assert!((14..=19).contains(&len), "chunk {c}: {len} nodes");
+        }
+        // The small switch stays with its hosts.
+        let sr = placement.of(65).chunk;
+        assert!((60..64).all(|h| placement.of(h).chunk == sr));
     }
 }
