@@ -15,14 +15,15 @@
 //! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
 //!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
 //!   batch is sorted (a large one by 32-byte keys, its ties computed once) and merged into a
-//!   vector sorted latest first, moving only the pending
-//!   events earlier than the batch's latest (far flow starts stay put). A switch then pays a
-//!   sort of each window's batch, sequential in memory, instead of a heap sift per packet.
+//!   vector sorted latest first, moving only the pending events earlier than the batch's
+//!   latest (far flow starts stay put). A switch then pays a sort of each window's batch,
+//!   sequential in memory, instead of a heap sift per packet.
 //!
 //! A pop takes the earlier of the two heads. Below [`TO_SMALL`] events the queue is one sorted
 //! vector again, unless it has taken batches of [`KEEP_BIG`] events or more: a busy switch
-//! keeps its buffers instead of dropping and regrowing them every window. Either way the events come out in exactly the [`Event`] order (keys are
-//! unique), so the choice never changes a result.
+//! keeps its buffers instead of dropping and regrowing them every window. Either way the
+//! events come out in exactly the [`Event`] order (keys are unique), so the choice never
+//! changes a result.
 
 use std::collections::BinaryHeap;
 
