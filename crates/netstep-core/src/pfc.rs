@@ -34,14 +34,28 @@ pub const FRAME_BYTES: u32 = 64;
 pub struct PfcSpec {
     /// Lossless classes (bit `c` for class `c`).
     pub lossless: u8,
+    /// When to pause and resume.
+    pub thresholds: PfcThresholds,
+}
+
+/// When a switch pauses and resumes a lossless class of an ingress port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcThresholds {
+    /// Fixed byte counts per ingress port and class.
+    Static(StaticPfc),
+    /// Thresholds that move with the switch's free buffer.
+    Dynamic(DynamicPfc),
+}
+
+/// Fixed PFC thresholds (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticPfc {
     /// Ingress bytes of one class above which the upstream is paused.
     pub xoff: Bytes,
     /// Ingress bytes at or below which it is resumed (`<= xoff`).
     pub xon: Bytes,
     /// Bytes per ingress port and class the switch can take beyond `xoff`.
     pub headroom: Bytes,
-    /// Dynamic thresholds instead of `xoff`, `xon` and `headroom` (which are then unused).
-    pub dynamic: Option<DynamicPfc>,
 }
 
 /// Dynamic PFC thresholds (the HPCC simulator's switch MMU; see the module docs).
@@ -145,7 +159,7 @@ pub struct DynamicPorts {
     pub fixed: u64,
 }
 
-impl PfcSpec {
+impl StaticPfc {
     /// The default headroom above `xoff` before lossless arrivals are reported as exceeding
     /// it: 30 KB, about one round trip of a 100 Gb/s link of a few hundred metres.
     pub const DEFAULT_HEADROOM: Bytes = Bytes(30_000);
@@ -156,6 +170,14 @@ impl PfcSpec {
     #[inline]
     pub const fn is_lossless(&self, class: u8) -> bool {
         self.lossless & (1 << class) != 0
+    }
+
+    /// The dynamic thresholds, if these are dynamic.
+    pub const fn dynamic(&self) -> Option<&DynamicPfc> {
+        match &self.thresholds {
+            PfcThresholds::Dynamic(dynamic) => Some(dynamic),
+            PfcThresholds::Static(_) => None,
+        }
     }
 }
 
@@ -249,15 +271,15 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
-        let wanted = match &spec.dynamic {
-            Some(dynamic) => self.arrived_dynamic(dynamic, p, c, size as u64),
-            None => {
+        let wanted = match &spec.thresholds {
+            PfcThresholds::Dynamic(dynamic) => self.arrived_dynamic(dynamic, p, c, size as u64),
+            PfcThresholds::Static(fixed) => {
                 self.bytes[p][c] += size as u64;
                 let held = self.bytes[p][c];
-                if held > spec.xoff.0.saturating_add(spec.headroom.0) {
+                if held > fixed.xoff.0.saturating_add(fixed.headroom.0) {
                     self.headroom_exceeded += 1;
                 }
-                held > spec.xoff.0
+                held > fixed.xoff.0
             }
         };
         self.request(p, c, FrameRequest::Pause, wanted)
@@ -272,11 +294,11 @@ impl PfcIngress {
         size: u32,
     ) -> Option<FrameRequest> {
         let (p, c) = (port as usize, class as usize);
-        let wanted = match &spec.dynamic {
-            Some(dynamic) => self.left_dynamic(dynamic, p, c, size as u64),
-            None => {
+        let wanted = match &spec.thresholds {
+            PfcThresholds::Dynamic(dynamic) => self.left_dynamic(dynamic, p, c, size as u64),
+            PfcThresholds::Static(fixed) => {
                 self.bytes[p][c] -= size as u64;
-                self.bytes[p][c] <= spec.xon.0
+                self.bytes[p][c] <= fixed.xon.0
             }
         };
         self.request(p, c, FrameRequest::Resume, wanted)
@@ -384,10 +406,11 @@ mod tests {
     fn xoff_pauses_once_and_xon_resumes_once() {
         let spec = PfcSpec {
             lossless: 0b1000,
-            xoff: Bytes(3000),
-            xon: Bytes(1500),
-            headroom: Bytes(3000),
-            dynamic: None,
+            thresholds: PfcThresholds::Static(StaticPfc {
+                xoff: Bytes(3000),
+                xon: Bytes(1500),
+                headroom: Bytes(3000),
+            }),
         };
         let mut ing = PfcIngress::new(2);
         assert_eq!(ing.arrived(&spec, 1, 3, 1500), None);
@@ -432,10 +455,7 @@ mod tests {
         );
         let spec = PfcSpec {
             lossless: 1 << 3,
-            xoff: Bytes(0),
-            xon: Bytes(0),
-            headroom: Bytes(0),
-            dynamic: Some(dynamic),
+            thresholds: PfcThresholds::Dynamic(dynamic),
         };
         let mut ing = PfcIngress::dynamic(ports);
         // 13 packets: 4,096 B private, then shared up to 8,904 B < threshold 9,425 B.

@@ -313,7 +313,11 @@ pub fn compile_elements(
     model.shared_buffer = switches.shared_buffer;
     model.balance = switches.balance;
     model.pfc = switches.pfc;
-    if let Some(dynamic) = model.pfc.as_mut().and_then(|p| p.dynamic.as_mut()) {
+    if let Some(crate::pfc::PfcSpec {
+        thresholds: crate::pfc::PfcThresholds::Dynamic(dynamic),
+        ..
+    }) = model.pfc.as_mut()
+    {
         // Every lossless packet is counted, also one that would pass an empty queue.
         model.net.never_pass_empty();
         // The simulator's nic_rate: the first host's link.
@@ -460,10 +464,11 @@ mod tests {
         world.insert_resource(NicSettings(nic));
         let pfc = PfcSpec {
             lossless: 1 << 3,
-            xoff: Bytes(20_000),
-            xon: Bytes(10_000),
-            headroom: Bytes(30_000),
-            dynamic: None,
+            thresholds: crate::pfc::PfcThresholds::Static(crate::pfc::StaticPfc {
+                xoff: Bytes(20_000),
+                xon: Bytes(10_000),
+                headroom: Bytes(30_000),
+            }),
         };
         world.insert_resource(SwitchSettings {
             pfc: Some(pfc),

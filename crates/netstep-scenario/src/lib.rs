@@ -288,7 +288,7 @@ fn nic_config(nic: &config::NicFileConfig) -> Result<netstep_core::nic::NicConfi
 /// shared pool (its ports' headroom and reserve), else the threshold is 0 and every lossless
 /// arrival pauses.
 fn check_pfc_buffer(model: &Model, world: &mut World) -> Result<(), Invalid> {
-    let Some(dynamic) = model.pfc.as_ref().and_then(|p| p.dynamic.as_ref()) else {
+    let Some(dynamic) = model.pfc.as_ref().and_then(|p| p.dynamic()) else {
         return Ok(());
     };
     let net = &model.net;
@@ -538,7 +538,7 @@ fn pfc(
             format!("does not apply with {mode} (which take {needs})"),
         ));
     }
-    let (xoff, xon, headroom, dynamic) = if dynamic {
+    let thresholds = if dynamic {
         let Some(buffer) = &pfc.buffer else {
             return Err(Invalid::new(
                 path.key("buffer"),
@@ -572,7 +572,7 @@ fn pfc(
             shift,
             host_rate: 0,
         };
-        (Bytes(0), Bytes(0), Bytes(0), Some(spec))
+        netstep_core::pfc::PfcThresholds::Dynamic(spec)
     } else {
         let (Some(xoff), Some(xon)) = (&pfc.xoff, &pfc.xon) else {
             return Err(Invalid::new(
@@ -590,9 +590,13 @@ fn pfc(
         }
         let headroom = match pfc.headroom.as_deref() {
             Some(text) => size("headroom", text)?,
-            None => netstep_core::pfc::PfcSpec::DEFAULT_HEADROOM,
+            None => netstep_core::pfc::StaticPfc::DEFAULT_HEADROOM,
         };
-        (xoff, xon, headroom, None)
+        netstep_core::pfc::PfcThresholds::Static(netstep_core::pfc::StaticPfc {
+            xoff,
+            xon,
+            headroom,
+        })
     };
     if let Some(class) = classes
         .iter()
@@ -608,10 +612,7 @@ fn pfc(
     }
     Ok(Some(netstep_core::pfc::PfcSpec {
         lossless,
-        xoff,
-        xon,
-        headroom,
-        dynamic,
+        thresholds,
     }))
 }
 
@@ -1718,7 +1719,7 @@ mod tests {
     #[test]
     fn reference_states_the_element_defaults() {
         use netstep_core::nic::NicConfig;
-        use netstep_core::pfc::PfcSpec;
+        use netstep_core::pfc::StaticPfc;
         use netstep_core::queue::SharedBuffer;
         use netstep_core::transport::OpenLoopSpec;
         use netstep_core::units::BufferSize;
@@ -1746,7 +1747,7 @@ mod tests {
             ],
         );
         let reference = include_str!("../../../scenarios/REFERENCE.md");
-        let headroom = buffer(BufferSize::Bytes(PfcSpec::DEFAULT_HEADROOM));
+        let headroom = buffer(BufferSize::Bytes(StaticPfc::DEFAULT_HEADROOM));
         assert!(
             reference.contains(&format!("`headroom` (default {headroom})")),
             "REFERENCE.md's PFC section states the headroom default {headroom}"

@@ -4,7 +4,7 @@
 //! `T + W` run all their events before that bound in key order; then, at the barrier, their
 //! outgoing messages are pushed into the receivers' event queues.
 //!
-//! LPs are dealt into `C` chunks by the topology ([`super::placement`]: a pod's or a leaf's
+//! LPs are dealt into `C` chunks by the topology (`engine/placement.rs`: a pod's or a leaf's
 //! hosts and switches share a chunk, the top tier is spread, so most messages stay inside a
 //! chunk and so inside a thread). A chunk owns its LPs' states (boxed, allocated on first
 //! use), their event queues ([`super::lp_queue::LpQueue`], a dense array apart from the states, so delivering a

@@ -369,7 +369,7 @@ fn a_buffer_that_does_not_wrap_gets_the_mmus_dynamic_pfc() {
         _ => v.to_string(),
     });
     let pfc = s.model.pfc.expect("PFC");
-    let dynamic = pfc.dynamic.expect("dynamic thresholds");
+    let dynamic = *pfc.dynamic().expect("dynamic thresholds");
     assert_eq!(pfc.lossless, 1 << 3);
     assert_eq!(dynamic.buffer.0, 20_000 * 1024);
     assert_eq!(dynamic.reserve.0, 1365);

@@ -72,7 +72,7 @@ impl Owner for SwitchState {
         let Some(spec) = &eg.model.pfc else { return };
         let degree = eg.ports.len() as u32;
         let ing = self.pfc.get_or_insert_with(|| {
-            Box::new(match &spec.dynamic {
+            Box::new(match spec.dynamic() {
                 None => PfcIngress::new(degree),
                 Some(dynamic) => PfcIngress::dynamic(dynamic.for_switch(&eg.model.net, eg.lp.node)),
             })

@@ -233,7 +233,7 @@ impl<'a> Egress<'a> {
                 Some(e)
                     if e.packet.id() == packet.id()
                         && e.packet.kind == packet.kind
-                        && model.pfc.is_some_and(|p| p.dynamic.is_none()) =>
+                        && model.pfc.is_some_and(|p| p.dynamic().is_none()) =>
                 {
                     e.pfc = false
                 }
