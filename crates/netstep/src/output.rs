@@ -268,18 +268,39 @@ pub struct Tables {
     pub jobs: Vec<(String, Option<SimTime>)>,
 }
 
+/// Every flow's ideal FCT (by flow id), computed on `threads` threads (at most one per core):
+/// an open-loop flow's replays each of its packets through its path, which at hundreds of
+/// thousands of flows takes seconds on one thread.
+fn ideal_fcts(model: &netstep_core::engine::Model, threads: usize) -> Vec<Option<SimTime>> {
+    let n = model.flows.flows.len();
+    let mut ideals = vec![None; n];
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let per = n.div_ceil(threads.clamp(1, cores)).max(1);
+    std::thread::scope(|scope| {
+        for (part, slots) in ideals.chunks_mut(per).enumerate() {
+            scope.spawn(move || {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let flow = (part * per + i) as u32;
+                    *slot = ideal_fct(&model.net, &model.flows, flow, model.seed);
+                }
+            });
+        }
+    });
+    ideals
+}
+
 impl Tables {
     /// Builds the rows: flow rows from the World's flow entities and their recorded results.
     pub fn build(scenario: &mut Scenario, output: &RunOutput, wall_seconds: f64) -> Tables {
         let model = &scenario.model;
+        let ideals = ideal_fcts(model, scenario.meta.threads);
         let mut flows: Vec<FlowRow> = scenario
             .world
             .query::<(&Flow, &FlowResult)>()
             .iter(&scenario.world)
             .map(|(flow, result)| {
                 let r = &result.0;
-                let ideal = ideal_fct(&model.net, &model.flows, flow.id, model.seed)
-                    .expect("validated: every flow has a route");
+                let ideal = ideals[flow.id as usize].expect("validated: every flow has a route");
                 // A flow that waits for others starts when they are done; one that does not
                 // reports its start even when the run ended before it.
                 let start = match flow.spec.after {
