@@ -108,11 +108,11 @@ pub(super) struct Chunk {
 
 impl Chunk {
     /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks.
-    pub(super) fn new(nodes: &[u32], n_chunks: usize) -> Chunk {
+    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize) -> Chunk {
         let n_slots = nodes.len();
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
-            nodes: nodes.to_vec(),
+            nodes,
             queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),

@@ -68,6 +68,11 @@ impl EventKey {
             order: ((phase as u64) << CREATED_BITS) | created,
         }
     }
+    /// The two stored words as one number, `time` high: the order of `(time, order)`.
+    #[inline]
+    pub const fn packed(&self) -> u128 {
+        ((self.time.0 as u128) << 64) | self.order as u128
+    }
     /// The phase.
     pub const fn phase(&self) -> u8 {
         (self.order >> CREATED_BITS) as u8
@@ -164,8 +169,7 @@ impl Ord for Event {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: the heap is a max-heap. The two stored words compare as one 128-bit
         // number; the tie is computed only when they are equal.
-        let mine = ((self.key.time.0 as u128) << 64) | self.key.order as u128;
-        let theirs = ((other.key.time.0 as u128) << 64) | other.key.order as u128;
+        let (mine, theirs) = (self.key.packed(), other.key.packed());
         if mine != theirs {
             return theirs.cmp(&mine);
         }

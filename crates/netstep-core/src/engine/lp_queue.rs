@@ -72,8 +72,9 @@ struct Big {
 /// A batch at least this large is sorted by keys ([`sort_batch`]).
 const KEYED_SORT: usize = 64;
 
-/// An event's full order key and its place in the batch: `(time, order, tie)` compared as
-/// numbers, so sorting a batch never looks into the events.
+/// An event's full order key and its place in the batch: the stored key
+/// ([`super::event::EventKey::packed`]) and the tie compared as numbers, so sorting a batch
+/// never looks into the events.
 #[derive(Clone, Copy, Debug)]
 struct BatchKey {
     stored: u128,
@@ -317,7 +318,7 @@ fn sort_batch(staged: &mut Vec<Event>, keys: &mut Vec<BatchKey>, sorted: &mut Ve
     }
     keys.clear();
     keys.extend(staged.iter().enumerate().map(|(index, e)| BatchKey {
-        stored: ((e.key.time.0 as u128) << 64) | e.key.order as u128,
+        stored: e.key.packed(),
         tie: e.kind.tie(),
         index: index as u32,
     }));

@@ -40,23 +40,22 @@ pub(super) struct Placement {
     single: bool,
     /// Per node (empty when `single`).
     at: Vec<Place>,
-    /// Per chunk, the node in each slot.
-    nodes: Vec<Vec<u32>>,
 }
 
 /// Not yet placed.
 const UNSET: u32 = u32::MAX;
 
 impl Placement {
-    /// Places the nodes of `net` into `n_chunks` chunks (see the module docs).
-    pub(super) fn new(net: &Network, n_chunks: usize) -> Placement {
+    /// Places the nodes of `net` into `n_chunks` chunks (see the module docs); returns the
+    /// placement and, per chunk, the node in each slot (which the chunks keep).
+    pub(super) fn new(net: &Network, n_chunks: usize) -> (Placement, Vec<Vec<u32>>) {
         let n = net.n_nodes();
         if n_chunks <= 1 {
-            return Placement {
+            let placement = Placement {
                 single: true,
                 at: Vec::new(),
-                nodes: vec![(0..n as u32).collect()],
             };
+            return (placement, vec![(0..n as u32).collect()]);
         }
         let chunk_of = chunk_of_nodes(net, n_chunks);
         let mut nodes = vec![Vec::new(); n_chunks];
@@ -72,11 +71,7 @@ impl Placement {
                 }
             })
             .collect();
-        Placement {
-            single: false,
-            at,
-            nodes,
-        }
+        (Placement { single: false, at }, nodes)
     }
 
     /// Where `node` lives.
@@ -90,16 +85,6 @@ impl Placement {
         } else {
             self.at[node as usize]
         }
-    }
-
-    /// The nodes of `chunk`, by slot.
-    pub(super) fn nodes(&self, chunk: usize) -> &[u32] {
-        &self.nodes[chunk]
-    }
-
-    /// Number of chunks.
-    pub(super) fn n_chunks(&self) -> usize {
-        self.nodes.len()
     }
 }
 
@@ -231,11 +216,11 @@ mod tests {
     fn fat_tree_pods_stay_whole_and_cores_spread() {
         let k = 8;
         let net = fat_tree_net(k);
-        let placement = Placement::new(&net, 4);
+        let (placement, nodes) = Placement::new(&net, 4);
         let n = net.n_nodes();
         let mut seen = vec![false; n];
-        for c in 0..placement.n_chunks() {
-            for (slot, &node) in placement.nodes(c).iter().enumerate() {
+        for (c, nodes) in nodes.iter().enumerate() {
+            for (slot, &node) in nodes.iter().enumerate() {
                 assert!(!seen[node as usize], "node {node} placed once");
                 seen[node as usize] = true;
                 assert_eq!(
@@ -276,9 +261,9 @@ mod tests {
         assert_eq!(crossing, 2 * cores * k * 3 / 4);
         assert_eq!(core_per_chunk, [cores / 4; 4]);
         // One chunk, no table.
-        let single = Placement::new(&net, 1);
+        let (single, nodes) = Placement::new(&net, 1);
         assert_eq!(single.of(17), Place { chunk: 0, slot: 17 });
-        assert_eq!(single.nodes(0).len(), n);
+        assert_eq!(nodes, vec![(0..n as u32).collect::<Vec<_>>()]);
     }
 
     /// A switch with more hosts than a chunk's share has them spread over the chunks, so a
@@ -293,14 +278,14 @@ mod tests {
         // 60 hosts on `sl` (node 64), 4 on `sr` (node 65).
         let net =
             Network::compile(&crate::topology::dumbbell(60, 4, link, link)).expect("compiles");
-        let placement = Placement::new(&net, 4);
+        let (placement, nodes) = Placement::new(&net, 4);
         let mut left_hosts_in = [0; 4];
         for host in 0..60 {
             left_hosts_in[placement.of(host).chunk as usize] += 1;
         }
         assert!(left_hosts_in.iter().all(|&h| h >= 10), "{left_hosts_in:?}");
-        for c in 0..4 {
-            let len = placement.nodes(c).len();
+        for (c, nodes) in nodes.iter().enumerate() {
+            let len = nodes.len();
             assert!((14..=19).contains(&len), "chunk {c}: {len} nodes");
         }
         // The small switch stays with its hosts.

@@ -99,13 +99,14 @@ impl<'m> WindowEngine<'m> {
         } else {
             1
         };
-        let placement = Placement::new(&model.net, n_chunks);
+        let (placement, nodes) = Placement::new(&model.net, n_chunks);
         let mut engine = WindowEngine {
             model,
             config,
             width,
-            chunks: (0..placement.n_chunks())
-                .map(|c| Chunk::new(placement.nodes(c), n_chunks))
+            chunks: nodes
+                .into_iter()
+                .map(|nodes| Chunk::new(nodes, n_chunks))
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
