@@ -400,6 +400,14 @@ impl HostNic {
             .min()
     }
 
+    /// Pull: whether some queue pair of a class not paused may send, now or later (its pacing
+    /// allows it at some time).
+    pub fn any_ready(&self, paused: u8, mut state: impl FnMut(u32) -> QpState) -> bool {
+        self.pull.qps.iter().any(|&flow| {
+            matches!(state(flow), QpState::Ready { class, .. } if paused & (1 << class) == 0)
+        })
+    }
+
     /// Pull: whether a wake-up at or before `at` is pending.
     pub fn wakes_by(&self, at: SimTime) -> bool {
         self.pull.wake.is_some_and(|w| w <= at)
@@ -408,7 +416,7 @@ impl HostNic {
     /// Pull: records a wake-up wanted at `at`; returns whether it must be scheduled (none is
     /// pending at or before it).
     pub fn want_wake(&mut self, at: SimTime) -> bool {
-        if self.pull.wake.is_some_and(|w| w <= at) {
+        if self.wakes_by(at) {
             return false;
         }
         self.pull.wake = Some(at);

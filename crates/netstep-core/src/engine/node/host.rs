@@ -503,11 +503,7 @@ impl HostState {
             }
             let senders = &mut self.senders;
             let waiting = nic.has_feedback()
-                || nic
-                    .next_ready(SimTime::ZERO, paused, |flow| {
-                        Self::qp_state(senders, model, flow)
-                    })
-                    .is_some();
+                || nic.any_ready(paused, |flow| Self::qp_state(senders, model, flow));
             if waiting {
                 Self::wake_nic(nic, eg, busy_until, now, sink);
             }
