@@ -1752,6 +1752,28 @@ mod tests {
             reference.contains(&format!("`headroom` (default {headroom})")),
             "REFERENCE.md's PFC section states the headroom default {headroom}"
         );
+        // Dynamic thresholds: reserve, resume offset, headroom in BDPs, shift.
+        use netstep_core::pfc::DynamicPfc;
+        for stated in [
+            format!(
+                "`reserve` bytes (default {})",
+                size(DynamicPfc::DEFAULT_RESERVE.0 as u32)
+            ),
+            format!(
+                "`resume_offset` (default {})",
+                size(DynamicPfc::DEFAULT_RESUME_OFFSET.0 as u32)
+            ),
+            format!(
+                "link bandwidth-delay products, default {})",
+                DynamicPfc::DEFAULT_HEADROOM_BDPS
+            ),
+            format!("(default {}, one eighth)", DynamicPfc::DEFAULT_SHIFT),
+        ] {
+            assert!(
+                reference.replace('\n', " ").contains(&stated),
+                "REFERENCE.md's dynamic PFC text states {stated}"
+            );
+        }
         check_table(
             "`kind = \"open_loop\"`:",
             &[

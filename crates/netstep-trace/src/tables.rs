@@ -335,7 +335,7 @@ pub struct RunRow {
     pub nic_buffer: String,
     /// Host NIC per-flow budget, with its unit.
     pub nic_per_flow: String,
-    /// Host NIC scheduler (`round_robin`, `fifo`).
+    /// Host NIC scheduler (`round_robin`, `fifo`, `pull`).
     pub nic_scheduler: &'static str,
 }
 

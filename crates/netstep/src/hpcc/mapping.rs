@@ -341,6 +341,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
     // 0 bypasses it).
     let lossless: std::collections::BTreeSet<u8> =
         flows.iter().map(|f| f.pg).filter(|&c| c != 0).collect();
+    let enable_pfc = config.flag("ENABLE_PFC")?.unwrap_or(true);
     if all_wrap {
         mapped.push(format!(
             "BUFFER_SIZE {} -> switch ports' buffer 1000MB: the simulator's headroom and reserve ({}) exceed the buffer at every switch, so its uint32 PFC threshold wraps and it never pauses or drops; 1000 MB is its egress queues' own limit",
@@ -352,10 +353,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 "ENABLE_PFC -> no [switch] pfc: no PAUSE can happen (see BUFFER_SIZE)".to_string(),
             );
         }
-    } else if pools.iter().all(|&p| p)
-        && !lossless.is_empty()
-        && config.flag("ENABLE_PFC")?.unwrap_or(true)
-    {
+    } else if pools.iter().all(|&p| p) && !lossless.is_empty() && enable_pfc {
         // The MMU: dynamic PFC thresholds over the buffer, for the classes the flows use
         // (queue 0 bypasses the MMU). Its egress admission always passes: no egress limit.
         let classes: Vec<String> = lossless.iter().map(|c| c.to_string()).collect();
@@ -366,8 +364,9 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
             mmu.headroom_bdps
         )?;
         mapped.push(format!(
-            "BUFFER_SIZE, ENABLE_PFC, USE_DYNAMIC_PFC_THRESHOLD -> [switch] pfc threshold = \"dynamic\": the MMU's {buffer_bytes} B buffer, {reserve} B reserve and {} link BDP(s) of headroom per port, thresholds free / 8 at the host rate; switch ports' buffer 1000MB (its egress admission always passes)",
-            mmu.headroom_bdps
+            "BUFFER_SIZE, ENABLE_PFC, USE_DYNAMIC_PFC_THRESHOLD -> [switch] pfc threshold = \"dynamic\": the MMU's {buffer_bytes} B buffer, {reserve} B reserve and {} link BDP(s) of headroom per port, thresholds free / {} at the host rate; switch ports' buffer 1000MB (its egress admission always passes)",
+            mmu.headroom_bdps,
+            1u32 << netstep_core::pfc::DynamicPfc::DEFAULT_SHIFT,
         ));
     } else {
         writeln!(switch_section, "shared_buffer = \"{buffer_bytes}B\"")?;
@@ -384,7 +383,7 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
                 }
             ),
         );
-        if config.flag("ENABLE_PFC")?.unwrap_or(true) {
+        if enable_pfc {
             note(
                 "ENABLE_PFC",
                 "the simulator's MMU cannot be expressed here (see BUFFER_SIZE); no [switch] pfc is set",

@@ -208,7 +208,8 @@ fn dynamic_thresholds_keep_the_incast_lossless_and_pause_as_the_free_buffer_says
             .find(|p| p.port == bottleneck)
             .unwrap()
             .max_queue_bytes;
-        let settled = 8 * (4096 + pool / 16);
+        let reserve = netstep_core::pfc::DynamicPfc::DEFAULT_RESERVE.0;
+        let settled = 8 * (reserve + pool / 16);
         assert!(
             held >= settled,
             "{buffer}: peak {held} B, settled {settled} B"
@@ -218,7 +219,7 @@ fn dynamic_thresholds_keep_the_incast_lossless_and_pause_as_the_free_buffer_says
         // first arrival (10 us of link delay plus a packet's 1.2 us) until its bytes reach
         // reserve + pool / 16, within a packet (1.4 us at that rate).
         let first = out.pfc_events.iter().map(|e| e.time_ps).min().unwrap() as f64 * 1e-12;
-        let predicted = 11.2e-6 + (4096 + pool / 16) as f64 * 8.0 / 8.75e9;
+        let predicted = 11.2e-6 + (reserve + pool / 16) as f64 * 8.0 / 8.75e9;
         println!("{buffer}: first PAUSE at {first:.3e} s, predicted {predicted:.3e} s");
         let packet = 1500.0 * 8.0 / 8.75e9;
         assert!(
