@@ -507,6 +507,11 @@ fn pfc(
     let size = |field: &str, text: &str| {
         netstep_core::units::parse_size(text).map_err(|e| Invalid::unit(path.key(field), e))
     };
+    // An optional size, or its default.
+    let or = |field: &str, text: &Option<String>, default: Bytes| match text {
+        Some(t) => size(field, t),
+        None => Ok(default),
+    };
     let dynamic = pfc.threshold == Some(config::PfcThresholdConfig::Dynamic);
     // Fields of the other kind of threshold are refused, not ignored.
     let (mode, needs, refused): (&str, &str, Vec<(&str, bool)>) = if dynamic {
@@ -546,10 +551,6 @@ fn pfc(
             ));
         };
         let buffer = size("buffer", buffer)?;
-        let or = |field: &str, text: &Option<String>, default: Bytes| match text {
-            Some(t) => size(field, t),
-            None => Ok(default),
-        };
         use netstep_core::pfc::DynamicPfc;
         let shift = pfc.shift.unwrap_or(DynamicPfc::DEFAULT_SHIFT);
         if buffer.0 == 0 || shift > 31 {
@@ -588,10 +589,11 @@ fn pfc(
                 format!("need 0 < xoff and xon <= xoff, got xoff {xoff}, xon {xon}"),
             ));
         }
-        let headroom = match pfc.headroom.as_deref() {
-            Some(text) => size("headroom", text)?,
-            None => netstep_core::pfc::StaticPfc::DEFAULT_HEADROOM,
-        };
+        let headroom = or(
+            "headroom",
+            &pfc.headroom,
+            netstep_core::pfc::StaticPfc::DEFAULT_HEADROOM,
+        )?;
         netstep_core::pfc::PfcThresholds::Static(netstep_core::pfc::StaticPfc {
             xoff,
             xon,

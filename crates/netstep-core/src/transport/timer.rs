@@ -5,7 +5,8 @@
 //! newer generation, and a firing timer whose generation is not the latest is stale and does
 //! nothing.
 
-use super::FailureReason;
+use super::{FailureReason, TransportOut};
+use crate::units::SimTime;
 
 /// A timer's identity inside its transport: a kind (which timer: retransmission, pacing, a
 /// rate control's own) in the top four bits of the event's `u32` token and a generation (the
@@ -48,6 +49,75 @@ impl TimerToken {
     #[inline]
     pub const fn is_current(self, current: u32) -> bool {
         self.generation == current & Self::MASK
+    }
+}
+
+/// A retransmission timer: a deadline that moves with progress, and at most one pending timer
+/// event. Moving the deadline later does not set a new event (an LP holds one per flow, not one
+/// per ACK): the pending one, when it fires before the deadline, is set again for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtoTimer {
+    /// When the timeout happens (`None`: not armed).
+    deadline: Option<SimTime>,
+    /// When the pending timer event fires (`None` when none is pending).
+    event_at: Option<SimTime>,
+    /// Generation of the latest event.
+    generation: u32,
+}
+
+impl RtoTimer {
+    /// Whether a timeout is armed.
+    #[inline]
+    pub fn is_armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// Arms the timeout for `deadline` (timer `kind`), setting an event only when none is
+    /// pending at or before it.
+    #[inline]
+    pub fn arm(&mut self, deadline: SimTime, kind: u32, out: &mut TransportOut) {
+        self.deadline = Some(deadline);
+        if self.event_at.is_none_or(|at| deadline < at) {
+            self.schedule(deadline, kind, out);
+        }
+    }
+
+    /// Disarms the timeout (a pending event then does nothing).
+    #[inline]
+    pub fn disarm(&mut self) {
+        self.deadline = None;
+    }
+
+    /// A timer event of this timer (`token`, of timer `kind`) fired at `now`: whether the
+    /// timeout happens now. A stale event, or one with nothing armed, does nothing; one that
+    /// fires before the deadline is set again for it.
+    pub fn fired(
+        &mut self,
+        token: TimerToken,
+        kind: u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> bool {
+        if !token.is_current(self.generation) {
+            return false;
+        }
+        self.event_at = None;
+        match self.deadline {
+            Some(deadline) if deadline <= now => true,
+            Some(deadline) => {
+                self.schedule(deadline, kind, out);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the timer event for `at` (a newer generation retires any pending).
+    fn schedule(&mut self, at: SimTime, kind: u32, out: &mut TransportOut) {
+        self.generation = self.generation.wrapping_add(1);
+        self.event_at = Some(at);
+        out.timers
+            .push((at, TimerToken::new(kind, self.generation).encode()));
     }
 }
 
@@ -94,6 +164,37 @@ mod tests {
             TimerToken::decode(TimerToken::new(15, u32::MAX).encode()).kind,
             15
         );
+    }
+
+    /// One pending event while the deadline moves later; an early event is set again for
+    /// the deadline; an earlier deadline retires the pending event; the timeout comes at the
+    /// deadline.
+    #[test]
+    fn the_rto_timer_keeps_one_event_and_fires_at_its_deadline() {
+        let mut out = TransportOut::default();
+        let mut t = RtoTimer::default();
+        let token = |out: &TransportOut| TimerToken::decode(out.timers.last().unwrap().1);
+        t.arm(SimTime(10), 0, &mut out);
+        assert_eq!(out.timers.len(), 1);
+        let first = token(&out);
+        t.arm(SimTime(20), 0, &mut out);
+        assert_eq!(out.timers.len(), 1, "a later deadline sets no event");
+        assert!(
+            !t.fired(first, 0, SimTime(10), &mut out),
+            "early: no timeout"
+        );
+        assert_eq!(out.timers.len(), 2);
+        assert_eq!(out.timers[1].0, SimTime(20), "set again for the deadline");
+        let second = token(&out);
+        t.arm(SimTime(15), 0, &mut out);
+        assert_eq!(out.timers.len(), 3, "an earlier deadline sets a new event");
+        assert!(
+            !t.fired(second, 0, SimTime(20), &mut out),
+            "the retired event is stale"
+        );
+        assert!(t.fired(token(&out), 0, SimTime(15), &mut out));
+        t.disarm();
+        assert!(!t.is_armed());
     }
 
     #[test]

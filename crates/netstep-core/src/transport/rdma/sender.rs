@@ -9,7 +9,7 @@ use super::{RdmaCc, RdmaSpec, Recovery};
 use crate::nic::QpState;
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
 use crate::telemetry::IntStack;
-use crate::transport::timer::{Retries, TimerToken};
+use crate::transport::timer::{Retries, RtoTimer, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
 
@@ -36,13 +36,9 @@ pub struct RdmaSender {
     next_send: SimTime,
     pace_pending: bool,
     pace_generation: u32,
-    rto_deadline: Option<SimTime>,
-    /// When the pending retransmission timer event fires (`None` when none is pending). The
-    /// deadline moves later on every ACK; the event is not re-scheduled for that, but when it
-    /// fires before the deadline it is set again for the deadline (as the TCP sender does), so
-    /// an LP holds one timer event per flow, not one per ACK.
-    rto_timer_at: Option<SimTime>,
-    rto_generation: u32,
+    /// The retransmission timer: its deadline moves later on every ACK, with one pending
+    /// timer event per flow, not one per ACK.
+    rto_timer: RtoTimer,
     rto: SimTime,
     number: u32,
     /// Selective repeat: packets to resend before new data.
@@ -141,9 +137,7 @@ impl RdmaSender {
             next_send: now,
             pace_pending: false,
             pace_generation: 0,
-            rto_deadline: None,
-            rto_timer_at: None,
-            rto_generation: 0,
+            rto_timer: RtoTimer::default(),
             rto: spec.rto,
             number: 0,
             resend: std::collections::VecDeque::new(),
@@ -257,7 +251,7 @@ impl RdmaSender {
         }
         self.push_cc_timers(out);
         if self.is_done() {
-            self.rto_deadline = None;
+            self.rto_timer.disarm();
             return;
         }
         self.send(spec, now, out);
@@ -277,22 +271,12 @@ impl RdmaSender {
                 }
             }
             RTO => {
-                if !token.is_current(self.rto_generation) {
+                if !self.rto_timer.fired(token, RTO, now, out) {
                     return;
-                }
-                self.rto_timer_at = None;
-                match self.rto_deadline {
-                    Some(deadline) if deadline <= now => {}
-                    Some(deadline) => {
-                        // ACKs moved the deadline since the event was set.
-                        self.schedule_rto(deadline, out);
-                        return;
-                    }
-                    None => return,
                 }
                 if let Err(reason) = self.retries.on_timeout(spec.max_retries) {
                     self.failure = Some(reason);
-                    self.rto_deadline = None;
+                    self.rto_timer.disarm();
                     return;
                 }
                 match spec.recovery {
@@ -343,18 +327,7 @@ impl RdmaSender {
     }
 
     fn arm_rto(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
-        let deadline = now + spec.rto;
-        self.rto_deadline = Some(deadline);
-        if self.rto_timer_at.is_none_or(|at| deadline < at) {
-            self.schedule_rto(deadline, out);
-        }
-    }
-
-    /// Sets the retransmission timer event for `at` (a newer one retires any pending).
-    fn schedule_rto(&mut self, at: SimTime, out: &mut TransportOut) {
-        self.rto_generation = self.rto_generation.wrapping_add(1);
-        self.rto_timer_at = Some(at);
-        out.timers.push((at, token(RTO, self.rto_generation)));
+        self.rto_timer.arm(now + spec.rto, RTO, out);
     }
 
     /// Sets the pacing timer for `next_send` (a newer one retires any pending).
@@ -468,7 +441,7 @@ impl RdmaSender {
         out.packets.push(packet);
         self.last_wire = wire;
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;
-        if self.rto_deadline.is_none() {
+        if !self.rto_timer.is_armed() {
             self.arm_rto(spec, now, out);
         }
         let rate = self.cc.rate_bps().max(1.0);

@@ -18,7 +18,7 @@ use super::scoreboard::Scoreboard;
 use super::{RtoEstimator, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
-use crate::transport::timer::{Retries, TimerToken};
+use crate::transport::timer::{Retries, RtoTimer, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
 
@@ -43,10 +43,8 @@ pub struct TcpSender {
     in_recovery: bool,
     recover: Option<u32>,
     rto: RtoEstimator,
-    rto_deadline: Option<SimTime>,
-    timer_at: Option<SimTime>,
-    /// Generation of the latest retransmission timer.
-    timer_generation: u32,
+    /// The retransmission timer.
+    rto_timer: RtoTimer,
     /// Earliest time the next segment may leave when pacing.
     next_send: SimTime,
     /// Pending pacing timer: `(time, generation)`.
@@ -100,9 +98,7 @@ impl TcpSender {
             in_recovery: false,
             recover: None,
             rto: RtoEstimator::new(spec.rto_initial),
-            rto_deadline: None,
-            timer_at: None,
-            timer_generation: 0,
+            rto_timer: RtoTimer::default(),
             next_send: SimTime::ZERO,
             pace_timer: None,
             number: 0,
@@ -201,7 +197,7 @@ impl TcpSender {
                 });
             }
             if self.is_done() {
-                self.rto_deadline = None;
+                self.rto_timer.disarm();
                 return;
             }
             self.arm_rto(now, out);
@@ -262,22 +258,14 @@ impl TcpSender {
             }
             return;
         }
-        if !token.is_current(self.timer_generation) {
-            return;
-        }
-        self.timer_at = None;
-        let Some(deadline) = self.rto_deadline else {
-            return;
-        };
-        if deadline > now {
-            self.schedule_timer(deadline, out);
+        if !self.rto_timer.fired(token, RTO_TIMER, now, out) {
             return;
         }
         // Retransmission timeout (RFC 6298 5.4-5.7, RFC 5681 eq. 4).
         if let Err(reason) = self.retries.on_timeout(spec.max_retries) {
             // Give up: no more packets, no more timers; the run can end.
             self.failure = Some(reason);
-            self.rto_deadline = None;
+            self.rto_timer.disarm();
             return;
         }
         let flight = self.high_sent - self.snd_una;
@@ -293,7 +281,7 @@ impl TcpSender {
             sb.timeout();
         }
         self.rto.back_off(spec.rto_max);
-        self.rto_deadline = None;
+        self.rto_timer.disarm();
         self.send_available(spec, now, out);
     }
 
@@ -384,7 +372,7 @@ impl TcpSender {
                 sent_any = true;
             }
         }
-        if sent_any && self.rto_deadline.is_none() {
+        if sent_any && !self.rto_timer.is_armed() {
             self.arm_rto(now, out);
         }
     }
@@ -464,17 +452,6 @@ impl TcpSender {
     }
 
     fn arm_rto(&mut self, now: SimTime, out: &mut TransportOut) {
-        let deadline = now + self.rto.rto();
-        self.rto_deadline = Some(deadline);
-        if self.timer_at.is_none_or(|at| deadline < at) {
-            self.schedule_timer(deadline, out);
-        }
-    }
-
-    fn schedule_timer(&mut self, at: SimTime, out: &mut TransportOut) {
-        self.timer_generation = self.timer_generation.wrapping_add(1);
-        self.timer_at = Some(at);
-        let token = TimerToken::new(RTO_TIMER, self.timer_generation).encode();
-        out.timers.push((at, token));
+        self.rto_timer.arm(now + self.rto.rto(), RTO_TIMER, out);
     }
 }

@@ -156,10 +156,14 @@ impl<'a> Egress<'a> {
     ) {
         let traced = self.lp.traced(&packet, now, self.model);
         let port = &mut self.ports[at.local as usize];
-        let (ahead_packets, ahead_bytes) = port.cold.as_ref().map_or((0, 0), |c| {
-            let bytes = c.control.iter().map(|e| e.packet.size_bytes as u64).sum();
-            (c.control.len() as u32, bytes)
-        });
+        // What waits ahead of it, read only by its hop record: summed for traced packets only.
+        let (ahead_packets, ahead_bytes) = match port.cold.as_ref() {
+            Some(c) if traced => (
+                c.control.len() as u32,
+                c.control.iter().map(|e| e.packet.size_bytes as u64).sum(),
+            ),
+            _ => (0, 0),
+        };
         let entry = Entry {
             packet,
             arrived_ps: now.0,
