@@ -2,7 +2,7 @@
 //! optional explicit path) and the per-flow outcome the run reports.
 
 use crate::network::{Network, ecmp_hash};
-use crate::transport::TransportSpec;
+use crate::transport::{SizeDistribution, TransportSpec};
 use crate::units::{Bytes, SimTime};
 
 /// An explicit path: the local egress port to use at each hop, for data and for ACKs.
@@ -323,16 +323,16 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Opti
     let hops = path_ports(net, flows, flow)?;
     let mut free = vec![SimTime::ZERO; hops.len()];
     let mut arrival = SimTime::ZERO;
-    let uniform = spec.transport.uniform_packets(spec.size);
-    if let Some((n, full, _)) = uniform {
-        // All segments are available at the start and all but the last have one size, so the
-        // pipeline has a closed form (O(hops), not O(packets x hops)): with A_h the time the
-        // first packet leaves hop h and M_h the slowest serialization up to h, packet j
-        // leaves hop h at A_h + j * M_h. The last (shorter) segment then goes through the
-        // loop below like any packet.
+    let periodic = periodic_packets(&spec.transport, spec.size);
+    if let Some(Periodic { n, full, gap, .. }) = periodic {
+        // Packets released every `gap` (TCP: 0, all available at the start), all but the last
+        // of one size: the pipeline has a closed form (O(hops), not O(packets x hops)). With
+        // A_h the time the first packet leaves hop h and M_h the slowest serialization up to
+        // h, packet j leaves hop h at A_h + j * max(gap, M_h) (by induction over hops: a
+        // queue fed every P serves every max(P, its serialization), and the first packet
+        // never waits). The last packet then goes through the loop below like any packet.
         if n > 1 {
-            let (mut first, mut slowest, mut delay_before) =
-                (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
+            let (mut first, mut slowest, mut delay_before) = (SimTime::ZERO, gap, SimTime::ZERO);
             for (&(port, delay), free) in hops.iter().zip(free.iter_mut()) {
                 let ser = net.serialization(port, full);
                 first = first + delay_before + ser;
@@ -346,11 +346,50 @@ pub fn ideal_fct(net: &Network, flows: &FlowTable, flow: u32, seed: u64) -> Opti
     let mut send = |release: SimTime, size: u32| {
         arrival = arrival.max(through_pipeline(net, &hops, &mut free, release, size));
     };
-    match uniform {
-        Some((_, _, last)) => send(SimTime::ZERO, last),
+    match periodic {
+        Some(Periodic { n: 0, .. }) => {}
+        Some(Periodic { n, gap, last, .. }) => {
+            send(SimTime(gap.0.saturating_mul(n - 1)), last);
+        }
         None => for_each_release(&spec.transport, spec.size, flow, seed, &mut send),
     }
     Some(arrival)
+}
+
+/// A flow whose `n` data packets are released every `gap` from its start and all have `full`
+/// wire bytes but the last (`last`).
+#[derive(Clone, Copy, Debug)]
+struct Periodic {
+    n: u64,
+    full: u32,
+    last: u32,
+    gap: SimTime,
+}
+
+/// The flow's packets as a [`Periodic`] train: TCP and RDMA (every segment available at the
+/// start), open loop with constant gaps and sizes; `None` for random gaps or sizes.
+fn periodic_packets(transport: &TransportSpec, size: Bytes) -> Option<Periodic> {
+    match transport {
+        TransportSpec::OpenLoop(s)
+            if !s.exponential && s.size_distribution == SizeDistribution::Constant =>
+        {
+            let bytes = s.packet_size.0 as u32;
+            Some(Periodic {
+                n: s.n_packets as u64,
+                full: bytes,
+                last: bytes,
+                gap: s.interval,
+            })
+        }
+        _ => transport
+            .uniform_packets(size)
+            .map(|(n, full, last)| Periodic {
+                n,
+                full,
+                last,
+                gap: SimTime::ZERO,
+            }),
+    }
 }
 
 /// [`ideal_fct`] by its definition: every data packet, one at a time, through every hop

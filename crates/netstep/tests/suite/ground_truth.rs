@@ -73,11 +73,22 @@ flows = [{ src = "l0", dst = "r0", size = "1560B" }]
     assert_eq!(ideal.0, expected);
 }
 
+/// The sources of [`heterogeneous`]'s flows.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// TCP NewReno, flow sizes in KB.
+    Tcp,
+    /// Open loop with exponential gaps (mean 3 us) and sizes (mean 700 B).
+    Poisson,
+    /// Open loop with a constant gap and size.
+    Periodic { gap_ns: u32, bytes: u32 },
+}
+
 fn heterogeneous(
     rates: &[u32],
     delays_ns: &[u32],
     flows: &[(u32, u32, u32, u32)],
-    tcp: bool,
+    transport: Source,
 ) -> String {
     // A chain of switches s0..s3, hosts h0..h3 hanging off them; every link its own rate and
     // delay. `flows`: (src host, dst host, size KB or packets, start us).
@@ -104,18 +115,21 @@ fn heterogeneous(
     let flows: Vec<String> = flows
         .iter()
         .map(|&(a, b, n, start)| {
-            let amount = if tcp {
-                format!("size = \"{}KB\"", n)
-            } else {
-                format!("packets = {n}")
+            let amount = match transport {
+                Source::Tcp => format!("size = \"{}KB\"", n),
+                _ => format!("packets = {n}"),
             };
             format!("{{ src = \"h{a}\", dst = \"h{b}\", {amount}, start = \"{start}us\" }}")
         })
         .collect();
-    let transport = if tcp {
-        "kind = \"tcp_newreno\"\nrto_min = \"1ms\"\nrto_initial = \"1ms\""
-    } else {
-        "kind = \"open_loop\"\npacket_size = \"700B\"\ninterval = \"3us\"\nexponential = true\nsize_distribution = \"exponential\""
+    let transport = match transport {
+        Source::Tcp => {
+            "kind = \"tcp_newreno\"\nrto_min = \"1ms\"\nrto_initial = \"1ms\"".to_string()
+        }
+        Source::Poisson => "kind = \"open_loop\"\npacket_size = \"700B\"\ninterval = \"3us\"\nexponential = true\nsize_distribution = \"exponential\"".to_string(),
+        Source::Periodic { gap_ns, bytes } => format!(
+            "kind = \"open_loop\"\npacket_size = \"{bytes}B\"\ninterval = \"{gap_ns}ns\""
+        ),
     };
     format!(
         r#"
@@ -138,24 +152,33 @@ flows = [{flows}]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
     /// Over random heterogeneous chains (rates 100 Mb/s - 40 Gb/s, delays 0.1-5 us), random
-    /// flows, TCP or open loop with random sizes and gaps: no completed flow beats its exact
+    /// flows, TCP or open loop with random or constant sizes and gaps (constant gaps of 1 ns -
+    /// 2 ms span both sides of the slowest serialization): no completed flow beats its exact
     /// ideal FCT, and hosts never drop.
     #[test]
     fn slowdown_is_never_below_one(
         rates in prop::collection::vec(100u32..40_000, 7),
         delays in prop::collection::vec(100u32..5_000, 7),
         flows in prop::collection::vec((0u32..4, 1u32..4, 1u32..60, 0u32..50), 1..6),
-        tcp in any::<bool>(),
+        kind in 0u8..3,
+        gap_ns in prop_oneof![1u32..1_000, 1_000u32..100_000, 100_000u32..2_000_000],
+        bytes in 64u32..9_000,
     ) {
         let flows: Vec<_> = flows.into_iter().map(|(a, d, n, t)| (a, (a + d) % 4, n, t)).collect();
-        let s = scenario(&heterogeneous(&rates, &delays, &flows, tcp), &[]);
+        let source = match kind {
+            0 => Source::Tcp,
+            1 => Source::Poisson,
+            _ => Source::Periodic { gap_ns, bytes },
+        };
+        let s = scenario(&heterogeneous(&rates, &delays, &flows, source), &[]);
         let out = run_window(&s, 1, WindowMode::Exact);
         for (flow, sd) in slowdowns(&s, &out).iter().enumerate() {
             prop_assert!(*sd >= 1.0, "flow {flow}: slowdown {sd}");
         }
-        // The closed form (TCP) equals the packet-by-packet definition.
+        // The closed form (TCP, open loop with constant gaps and sizes) equals the
+        // packet-by-packet definition.
         let m = &s.model;
         for flow in 0..m.flows.len() as u32 {
             prop_assert_eq!(
@@ -176,7 +199,7 @@ fn a_lone_open_loop_flow_has_slowdown_exactly_one() {
             &[10_000, 40_000, 20_000],
             &[100, 2000],
             &[(0, 3, 500, 0)],
-            false,
+            Source::Poisson,
         ),
         &[],
     );
