@@ -367,10 +367,7 @@ impl RdmaSender {
         if self.is_done() || self.failure.is_some() {
             return QpState::Finished;
         }
-        while self.resend.front().is_some_and(|&s| s < self.snd_una) {
-            self.resend.pop_front();
-        }
-        if !self.has_more() || self.window_bound(spec) {
+        if !self.may_send(spec) {
             return QpState::Waiting;
         }
         QpState::Ready {
@@ -386,16 +383,20 @@ impl RdmaSender {
         self.emit(spec, now, out);
     }
 
-    /// Sends the next packet if the pacing allows, else arms the pacing timer. When the NIC
-    /// pulls, it does nothing: the NIC asks ([`RdmaSender::pull`]).
-    fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
-        if self.ends.nic_pulls {
-            return;
-        }
+    /// Whether a packet may go now, pacing aside: something is left to send (resends of
+    /// bytes acknowledged since are dropped first), the flow has not failed and the window
+    /// has room. Shared by the sender's own pacing and a pulling NIC's question.
+    fn may_send(&mut self, spec: &RdmaSpec) -> bool {
         while self.resend.front().is_some_and(|&s| s < self.snd_una) {
             self.resend.pop_front();
         }
-        if !self.has_more() || self.failure.is_some() || self.window_bound(spec) {
+        self.has_more() && self.failure.is_none() && !self.window_bound(spec)
+    }
+
+    /// Sends the next packet if the pacing allows, else arms the pacing timer. When the NIC
+    /// pulls, it does nothing: the NIC asks ([`RdmaSender::pull`]).
+    fn send(&mut self, spec: &RdmaSpec, now: SimTime, out: &mut TransportOut) {
+        if self.ends.nic_pulls || !self.may_send(spec) {
             return;
         }
         if self.next_send > now {
