@@ -1123,9 +1123,9 @@ fn rdma_coalesced_acks_acknowledge_every_nth_packet() {
     assert!(e.contains("ack_every") && e.contains("at least 1"), "{e}");
 }
 
-/// Host l0 sends two RDMA flows (to r0 and r1) and r0 sends one back to l0, so l0 and r0
-/// each send data and ACKs; `nic` is the `[nic]` table.
-fn two_way_rdma(nic: &str) -> netstep_scenario::Scenario {
+/// An RDMA (DCQCN) dumbbell, l0 on the left, r0 and r1 on the right, hop records traced;
+/// `nic` is the `[nic]` table, `flows` the flow list's entries.
+fn rdma_dumbbell(nic: &str, flows: &str) -> netstep_scenario::Scenario {
     let text = format!(
         r#"
 [topology]
@@ -1145,14 +1145,23 @@ cc = "dcqcn"
 tables = ["packet_hops"]
 [[traffic]]
 kind = "flows"
-flows = [
-  {{ src = "l0", dst = "r0", size = "200KB" }},
-  {{ src = "l0", dst = "r1", size = "200KB" }},
-  {{ src = "r0", dst = "l0", size = "200KB" }},
-]
+flows = [{flows}]
 "#
     );
     scenario(&text, &[])
+}
+
+/// Host l0 sends two RDMA flows (to r0 and r1) and r0 sends one back to l0, so l0 and r0
+/// each send data and ACKs; `nic` is the `[nic]` table.
+fn two_way_rdma(nic: &str) -> netstep_scenario::Scenario {
+    rdma_dumbbell(
+        nic,
+        r#"
+  { src = "l0", dst = "r0", size = "200KB" },
+  { src = "l0", dst = "r1", size = "200KB" },
+  { src = "r0", dst = "l0", size = "200KB" },
+"#,
+    )
 }
 
 /// `[nic] scheduler = "pull"` (the HPCC simulator's NIC): nothing waits in a host's egress
@@ -1212,30 +1221,13 @@ fn pulling_nic_sends_feedback_first_and_takes_turns() {
 /// not a round trip later when flow 0's ACK comes back.
 #[test]
 fn pulling_nic_wakes_for_a_flow_that_starts_while_the_link_is_busy() {
-    let text = r#"
-[topology]
-kind = "dumbbell"
-left = 1
-right = 2
-[topology.links]
-rate = "10Gbps"
-delay = "1us"
-buffer = "1MB"
-[nic]
-scheduler = "pull"
-[transport]
-kind = "rdma"
-cc = "dcqcn"
-[trace]
-tables = ["packet_hops"]
-[[traffic]]
-kind = "flows"
-flows = [
+    let mut s = rdma_dumbbell(
+        "scheduler = \"pull\"",
+        r#"
   { src = "l0", dst = "r0", size = "1000B" },
   { src = "l0", dst = "r1", size = "20KB" },
-]
-"#;
-    let mut s = scenario(text, &[]);
+"#,
+    );
     let (out, trace) = traced(&mut s);
     assert!(out.flows.iter().all(|f| f.end.is_some()), "{:?}", out.flows);
     let first = |flow: u32| {
