@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from netstep_analysis.buckets import quantile_label
+
 FEW_SAMPLES = 100
 """Below this many samples on either side, :func:`compare` sets ``few_samples``."""
 
@@ -72,8 +74,6 @@ def compare(a_samples: Any, b_samples: Any, qs: tuple[float, ...] = (0.5, 0.9, 0
     quantiles; one key per entry of ``qs``) and ``few_samples`` (fewer than
     :data:`FEW_SAMPLES` on either side). If either sample is empty, the numbers are NaN.
     """
-    from netstep_analysis.buckets import quantile_label
-
     xa = _as_array(a_samples, "a") if _size(a_samples) else np.empty(0)
     xb = _as_array(b_samples, "b") if _size(b_samples) else np.empty(0)
     out: dict[str, Any] = {"n_a": int(xa.size), "n_b": int(xb.size)}

@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from netstep_analysis.runs import load
+
 DEFAULT_MTU_BYTES = 1500
 """MTU assumed for runs whose ``run.parquet`` has no ``mtu_bytes`` column."""
 
@@ -110,8 +112,6 @@ def run_params(
     if isinstance(source, RunParams):
         return source
     if isinstance(source, str | Path):
-        from netstep_analysis import load
-
         source = load(source)
     if (
         isinstance(source, Mapping)

@@ -27,6 +27,7 @@ from netstep_analysis.plots import (
     slowdown_by_axis,
     with_bucket,
 )
+from netstep_analysis.runs import axes, load
 
 MAX_CDF_RUNS = 10
 """At most this many runs are overlaid in the report's CDF figure."""
@@ -214,8 +215,6 @@ def write_report(path: str | Path, out: str | Path | None = None) -> Path:
     # Sweeps: one plot per axis.
     manifest = root / "sweep.parquet"
     if manifest.is_file() and len(runs) > 1:
-        from netstep_analysis import axes, load
-
         names = axes(pl.read_parquet(manifest))
         flows = load(root)["flows"].collect()
         lines += ["## Per axis", ""]
