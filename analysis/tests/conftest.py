@@ -1,4 +1,4 @@
-"""Fixtures: the netstep binary built by cargo, and small runs made with it."""
+"""Fixtures: the netstep binary (built beforehand, never by the tests) and runs made with it."""
 
 from __future__ import annotations
 
@@ -10,13 +10,30 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+BUILD_COMMAND = "cargo build --release -p netstep"
+"""How to build the binary the tests run (``ci/check.sh`` does it before pytest)."""
+
 
 def netstep_binary() -> Path:
-    """The release binary (built by the test command before pytest runs)."""
+    """The netstep binary: ``$NETSTEP_BIN`` when set, else ``<repo>/target/release/netstep``.
+
+    The tests never build it. When ``NETSTEP_BIN`` is set but names no file, the calling test
+    fails; when it is unset and the release binary is missing, the test is skipped. Both
+    messages name :data:`BUILD_COMMAND`.
+    """
     override = os.environ.get("NETSTEP_BIN")
-    binary = Path(override) if override else REPO / "target" / "release" / "netstep"
-    if not binary.exists():
-        subprocess.run(["cargo", "build", "--release", "-p", "netstep"], cwd=REPO, check=True)
+    if override:
+        binary = Path(override)
+        if not binary.is_file():
+            pytest.fail(
+                f"NETSTEP_BIN={override} is not a file: build netstep with `{BUILD_COMMAND}` "
+                "or point NETSTEP_BIN at a netstep binary",
+                pytrace=False,
+            )
+        return binary
+    binary = REPO / "target" / "release" / "netstep"
+    if not binary.is_file():
+        pytest.skip(f"no netstep binary at {binary}: build it with `{BUILD_COMMAND}`")
     return binary
 
 
