@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command (README): formatting, lints, Rust tests, Python lint and tests, and a
-# release-mode golden run of the quickstart. `.ci/run` calls exactly this.
+# The test command (README): formatting, lints, Rust tests, Python lint, type check and tests,
+# and a release-mode golden run of the quickstart. `.ci/run` calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +21,9 @@ cargo test --workspace --release
 step "ruff"
 python3 -m ruff check analysis
 python3 -m ruff format --check analysis
+
+step "mypy (analysis: package, tests, examples; configured in analysis/pyproject.toml)"
+(cd analysis && python3 -m mypy)
 
 step "pytest (analysis)"
 NETSTEP_BIN="$PWD/target/release/netstep" python3 -m pytest analysis -q

@@ -17,7 +17,7 @@ BUCKET_DTYPE = pl.Enum(BUCKETS)
 """Polars dtype of bucket columns (ordered as :data:`BUCKETS`)."""
 
 
-def _label(size: float, mtu: float, bdp: float) -> str | None:
+def _label(size: float | None, mtu: float, bdp: float) -> str | None:
     if size is None or (isinstance(size, float) and np.isnan(size)):
         return None
     if size <= mtu:

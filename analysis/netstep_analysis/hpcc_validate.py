@@ -110,7 +110,7 @@ def run_shard(shard: Path, netstep: str, work: Path) -> dict:
     mine = read_fct_txt(run / "fct.txt")
     fid, fct, ideal = ns3_fcts(shard)
     size = np.load(shard / "fsize.npy")
-    rows = []
+    rows: list[tuple[int, int, int, int, int | None, int | None]] = []
     for i, f in enumerate(fid):
         got = mine.get(int(f))
         if got is None:

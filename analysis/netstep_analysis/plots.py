@@ -264,21 +264,20 @@ def plot_utilization_heatmap(
             .sort()
             .to_list()
         )
-        n_bins = int(util["bin"].max()) + 1
+        n_bins = int(util.select(pl.col("bin").max()).item()) + 1
         grid = np.zeros((len(top), n_bins))
         row = {p: i for i, p in enumerate(top)}
         for port, b, u in (
             util.filter(pl.col("port").is_in(top)).select("port", "bin", "utilization").iter_rows()
         ):
             grid[row[port], b] = u
-        t0 = util["start_ns"].min() / 1e6
-        t1 = util["end_ns"].max() / 1e6
+        t0, t1 = util.select(pl.col("start_ns").min() / 1e6, pl.col("end_ns").max() / 1e6).row(0)
         im = ax.imshow(
             grid,
             aspect="auto",
             interpolation="nearest",
             origin="lower",
-            extent=(t0, t1, -0.5, len(top) - 0.5),
+            extent=(float(t0), float(t1), -0.5, len(top) - 0.5),
             vmin=0.0,
             vmax=max(1.0, float(grid.max())),
             cmap="viridis",

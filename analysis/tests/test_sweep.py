@@ -48,6 +48,7 @@ def test_load_reads_done_points_with_typed_axis_columns(tmp_path):
     done = netstep_sweep(sweep, out)
     assert done.returncode == na_sweep.EXIT_POINTS_FAILED, done.stderr
     manifest = na.sweep_manifest(out)
+    assert manifest is not None
     assert na.axes(manifest) == ["k", "delay_s", "seed"]
     failed = manifest.filter(pl.col("delay_s") == "600000s")
     assert failed["status"].to_list() == ["failed", "failed"]
@@ -127,6 +128,7 @@ def test_ray_local_cluster_equals_the_local_sweep_byte_for_byte(tmp_path):
     finally:
         ray.shutdown()
     m_local, m_ray = na.sweep_manifest(local), na.sweep_manifest(on_ray)
+    assert m_local is not None and m_ray is not None
     assert m_ray["status"].to_list() == ["done"] * 4
     assert m_ray["point_id"].to_list() == m_local["point_id"].to_list()
     _same_runs(local, on_ray, m_local["path"].to_list())
@@ -140,7 +142,9 @@ def test_the_module_runs_a_sweep_locally(tmp_path):
         [*cmd, "--netstep", str(netstep_binary())], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert na.sweep_manifest(out)["status"].to_list() == ["done", "done"]
+    manifest = na.sweep_manifest(out)
+    assert manifest is not None
+    assert manifest["status"].to_list() == ["done", "done"]
     missing = subprocess.run(
         [*cmd, "--netstep", str(tmp_path / "nope")], capture_output=True, text=True
     )

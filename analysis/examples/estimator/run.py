@@ -25,6 +25,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -68,7 +69,7 @@ duration = "{duration}"
 # quick form's few hundred flows gain nothing from more than one, and on a loaded machine
 # every parallel step would wait for a descheduled thread); sweep_timeout_s: the longest
 # wait for `netstep sweep` before the example gives up with an error.
-FULL = {
+FULL: dict[str, Any] = {
     "loads": (0.3, 0.5, 0.7),
     "seeds": tuple(range(1, 17)),
     "test_seeds": 4,
@@ -77,7 +78,7 @@ FULL = {
     "threads": None,
     "sweep_timeout_s": 3600,
 }
-QUICK = {
+QUICK: dict[str, Any] = {
     "loads": (0.5,),
     "seeds": (1, 2),
     "test_seeds": 1,
