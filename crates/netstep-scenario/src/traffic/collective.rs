@@ -14,10 +14,121 @@ use std::sync::Arc;
 use netstep_core::flow::{Dependencies, FlowSpec};
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::{Bytes, SimTime};
+use netstep_core::world::CollectiveJob;
 use netstep_core::world::CollectiveStep;
+use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
+use super::common::host_list;
+use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
+use crate::fields::{duration_at, traffic_class};
+use crate::transport::TransportConfig;
+
+/// A collective over a group of hosts (ranks), as flows that wait for each other. Example:
+/// `kind = "collective"`, `collective = "ring_all_reduce"`, `size = "64MB"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveConfig {
+    /// Traffic class (0-7) of the block's flows. Default 0.
+    pub class: Option<u8>,
+    /// The algorithm.
+    pub collective: Algorithm,
+    /// Host names in rank order. Default: every host, in host order.
+    pub ranks: Option<Vec<String>>,
+    /// Shuffle the rank order with the seed. Default false.
+    pub shuffle: Option<bool>,
+    /// Buffer bytes per rank (the vector all-reduced; all-to-all sends size/n to each
+    /// peer; broadcast sends size).
+    pub size: String,
+    /// Flows per send (pipelining). Default 1.
+    pub chunks: Option<u32>,
+    /// Iterations. Default 1.
+    pub iterations: Option<u32>,
+    /// Compute time between a rank's end of one iteration and its start of the next.
+    /// Default `"0s"`.
+    pub compute: Option<String>,
+    /// Start of the first iteration. Default `"0s"`.
+    pub start: Option<String>,
+    /// Job name in `collectives.parquet` and the summary. Default `"job<block index>"`.
+    pub job: Option<String>,
+    /// Transport (default: the top-level `[transport]`).
+    pub transport: Option<TransportConfig>,
+}
+
+impl TrafficKind for CollectiveConfig {
+    fn transport(&self) -> Option<&TransportConfig> {
+        self.transport.as_ref()
+    }
+
+    fn count(&self, on: &Counting<'_>, _path: &FieldPath) -> Result<u64, Invalid> {
+        let n = self.ranks.as_ref().map_or(on.hosts, |r| r.len() as u64);
+        Ok(flow_count(
+            send_count(self.collective, n.min(u32::MAX as u64) as u32),
+            self.chunks.unwrap_or(1),
+            self.iterations.unwrap_or(1),
+        ))
+    }
+
+    fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
+        let path = b.path.clone();
+        let template = b.transport(&self.transport)?;
+        let class = traffic_class(self.class, &path.key("class"))?;
+        let start = duration_at(&self.start, path.key("start"), SimTime::ZERO)?;
+        let compute = duration_at(&self.compute, path.key("compute"), SimTime::ZERO)?;
+        let size = netstep_core::units::parse_size(&self.size)
+            .map_err(|e| Invalid::unit(path.key("size"), e))?;
+        let (chunks, iterations) = (self.chunks.unwrap_or(1), self.iterations.unwrap_or(1));
+        let mut members = match &self.ranks {
+            None => b.hosts.to_vec(),
+            Some(list) => {
+                let topology = b.ctx.topology;
+                host_list(list, b.names(), topology, &path.key("ranks"))?
+            }
+        };
+        if self.shuffle.unwrap_or(false) {
+            members.shuffle(&mut b.rng);
+        }
+        let sends = send_count(self.collective, members.len() as u32);
+        b.check_flows(flow_count(sends, chunks, iterations), &path)?;
+        let steps = steps(self.collective, members.len() as u32, size.0)
+            .map_err(|e| Invalid::new(path.key("ranks"), e))?;
+        check_counts(&steps, chunks, iterations, &path)?;
+        let out = &mut *b.out;
+        let plan = Plan {
+            algorithm: self.collective,
+            ranks: &members,
+            size: size.0,
+            chunks,
+            iterations,
+            compute,
+            start,
+            class,
+            job: out.jobs.len() as u32,
+        };
+        let first = out.flows.len() as u32;
+        let (more, step_tags) = expand(&plan, &steps, first, &mut |bytes| {
+            template.for_flow(Some(bytes), None, &path)
+        })?;
+        out.tags.extend(
+            step_tags
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (first + i as u32, t)),
+        );
+        out.flows.extend(more);
+        out.jobs.push(CollectiveJob {
+            name: self
+                .job
+                .clone()
+                .unwrap_or_else(|| format!("job{}", b.index)),
+            collective: self.collective.name(),
+            ranks: members.len() as u32,
+            start,
+        });
+        Ok(())
+    }
+}
 
 /// The collective algorithms.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

@@ -16,9 +16,89 @@ use netstep_core::flow::{Dependencies, DependencyError, FlowSpec};
 use netstep_core::topology::{NodeKind, TopologySpec};
 use netstep_core::units::{Bytes, SimTime, parse_duration, parse_size};
 
-use super::TransportTemplate;
+use serde::{Deserialize, Serialize};
+
+use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
-use crate::table_file::{Cell, RowAt, TableFile};
+use crate::fields::traffic_class;
+use crate::table_file::{self, Cell, RowAt, TableFile};
+use crate::transport::{TransportConfig, TransportTemplate, resolve_transport};
+
+/// Flows read from a CSV or Parquet file, one per row. Example: `kind = "flow_file"`,
+/// `path = "flows.parquet"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowFileConfig {
+    /// Traffic class (0-7) of rows without a `class` cell. Default 0.
+    pub class: Option<u8>,
+    /// The file (`.csv` or `.parquet`), relative to the scenario file's folder, then to the
+    /// working directory.
+    pub path: String,
+    /// Transport of rows without a `transport` cell (default: the top-level `[transport]`).
+    pub transport: Option<TransportConfig>,
+    /// Transports that rows name in their `transport` column. Example:
+    /// `transports = { bulk = { kind = "tcp", cc = "cubic" } }`.
+    pub transports: Option<BTreeMap<String, TransportConfig>>,
+}
+
+impl FlowFileConfig {
+    /// The named transports rows may select, resolved.
+    pub(crate) fn named_transports(
+        &self,
+        path: &FieldPath,
+    ) -> Result<BTreeMap<String, TransportTemplate>, Invalid> {
+        let mut named = BTreeMap::new();
+        for (name, t) in self.transports.iter().flatten() {
+            named.insert(
+                name.clone(),
+                resolve_transport(t, path.key("transports").key(name))?,
+            );
+        }
+        Ok(named)
+    }
+}
+
+impl TrafficKind for FlowFileConfig {
+    fn transport(&self) -> Option<&TransportConfig> {
+        self.transport.as_ref()
+    }
+
+    fn count(&self, on: &Counting<'_>, path: &FieldPath) -> Result<u64, Invalid> {
+        let resolved = table_file::resolve(&self.path, on.base_dir);
+        TableFile::open(&resolved, &self.path)
+            .and_then(|t| t.row_count())
+            .map_err(|e| Invalid::new(path.key("path"), e))
+    }
+
+    fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
+        let path = b.path.clone();
+        let default = b.transport(&self.transport)?;
+        let named = self.named_transports(&path)?;
+        let file = &self.path;
+        let resolved = table_file::resolve(file, b.ctx.base_dir);
+        let table =
+            TableFile::open(&resolved, file).map_err(|e| Invalid::new(path.key("path"), e))?;
+        b.out.inputs.push(format!(
+            "flow_file {file} {:016x}",
+            table_file::file_hash(&resolved).map_err(|e| Invalid::new(path.key("path"), e))?
+        ));
+        b.names();
+        let ctx = b.ctx;
+        let out = &mut *b.out;
+        let reader = FlowFile {
+            file: table,
+            default: &default,
+            named: &named,
+            class: traffic_class(self.class, &path.key("class"))?,
+            names: out.names.as_ref().expect("built above"),
+            topology: ctx.topology,
+        };
+        let before = out.flows.len();
+        reader.read(&mut out.flows, &path, &mut |n| {
+            ctx.check_flows(before, (n - before) as u64, &path.key("path"))
+        })
+    }
+}
 
 /// The columns a flow file may have.
 pub const COLUMNS: [&str; 15] = [

@@ -2,10 +2,128 @@
 //! `senders` distinct hosts (drawn from the seed, a new draw each round) send one flow each to
 //! one receiver at the same moment: the many-to-one burst that fills a shallow switch buffer.
 
+use netstep_core::units::SimTime;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
 
+use super::common::SameFlows;
+use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
+use crate::fields::duration_at;
+use crate::transport::TransportConfig;
+
+/// Incast (partition-aggregate): `senders` hosts send to one `receiver` at once, in
+/// `rounds` rounds `interval` apart. Example: `kind = "incast"`, `senders = 16`,
+/// `size = "64KB"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncastConfig {
+    /// Traffic class (0-7) of the block's flows. Default 0.
+    pub class: Option<u8>,
+    /// The receiving host's name. Default: a host drawn from the seed.
+    pub receiver: Option<String>,
+    /// Number of senders per round, drawn from the other hosts (distinct within a round).
+    pub senders: u32,
+    /// Payload each sender sends per round (or give `packets`).
+    pub size: Option<String>,
+    /// Packets each sender sends per round (open loop) (or give `size`).
+    pub packets: Option<u32>,
+    /// Rounds. Default 1.
+    pub rounds: Option<u32>,
+    /// Time between the starts of two rounds (needed with more than one round).
+    pub interval: Option<String>,
+    /// Start of the first round. Default `"0s"`.
+    pub start: Option<String>,
+    /// Transport (default: the top-level `[transport]`).
+    pub transport: Option<TransportConfig>,
+}
+
+impl TrafficKind for IncastConfig {
+    fn transport(&self) -> Option<&TransportConfig> {
+        self.transport.as_ref()
+    }
+
+    fn count(&self, _on: &Counting<'_>, _path: &FieldPath) -> Result<u64, Invalid> {
+        Ok(self.senders as u64 * self.rounds.unwrap_or(1) as u64)
+    }
+
+    fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
+        let path = &b.path;
+        let same = SameFlows::resolve(
+            &b.transport(&self.transport)?,
+            self.class,
+            &self.size,
+            self.packets,
+            &self.start,
+            path,
+        )?;
+        let rounds = self.rounds.unwrap_or(1);
+        let interval = match (&self.interval, rounds) {
+            (Some(_), _) => {
+                let gap = duration_at(&self.interval, path.key("interval"), SimTime::ZERO)?;
+                if gap == SimTime::ZERO {
+                    return Err(Invalid::new(path.key("interval"), "must be positive"));
+                }
+                gap
+            }
+            (None, 0 | 1) => SimTime::ZERO,
+            (None, _) => {
+                return Err(Invalid::new(
+                    path.key("interval"),
+                    "more than one round needs an interval between round starts, e.g. interval = \"1ms\"",
+                ));
+            }
+        };
+        let position = self.receiver(b)?;
+        let total = (self.senders as u64).saturating_mul(rounds as u64);
+        b.check_flows(total, &b.path.key("senders"))?;
+        let plan = senders(
+            b.hosts.len(),
+            position,
+            self.senders,
+            rounds,
+            &mut b.rng,
+            &b.path,
+        )?;
+        for (r, round) in plan.into_iter().enumerate() {
+            let at = same.start + SimTime(interval.0.saturating_mul(r as u64));
+            for src in round {
+                b.out
+                    .flows
+                    .push(same.flow(b.hosts[src], b.hosts[position], at));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl IncastConfig {
+    /// The receiver's position in the host list: named, or drawn from the block's stream.
+    fn receiver(&self, b: &mut Block<'_, '_>) -> Result<usize, Invalid> {
+        let path = &b.path;
+        match &self.receiver {
+            Some(name) => {
+                let node = b
+                    .ctx
+                    .topology
+                    .nodes
+                    .iter()
+                    .position(|n| n.name == *name)
+                    .ok_or_else(|| {
+                        Invalid::new(path.key("receiver"), format!("no node named {name:?}"))
+                    })?;
+                b.hosts
+                    .iter()
+                    .position(|&h| h as usize == node)
+                    .ok_or_else(|| {
+                        Invalid::new(path.key("receiver"), format!("{name:?} is not a host"))
+                    })
+            }
+            None => Ok((b.rng.next_u64() % b.hosts.len().max(1) as u64) as usize),
+        }
+    }
+}
 
 /// The senders of each round (positions in `hosts`, never `receiver`): `rounds` lists of
 /// `senders` distinct hosts, a partial Fisher-Yates shuffle per round.

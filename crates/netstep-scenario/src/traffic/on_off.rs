@@ -6,11 +6,143 @@
 //! period does (at least one byte); with an `open_loop` transport at the same `rate` its
 //! packets leave at that rate, which is ns-3's model.
 
-use rand::RngExt;
+use netstep_core::flow::FlowSpec;
+use netstep_core::units::{Bytes, SimTime, parse_duration, parse_rate};
+use rand::{Rng, RngExt};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use netstep_core::units::SimTime;
+use super::common::{random_pair, require_two_hosts};
+use super::{Block, Counting, TrafficKind};
+use crate::error::{FieldPath, Invalid};
+use crate::fields::{duration_at, positive_duration, traffic_class};
+use crate::transport::TransportConfig;
+
+/// Sources alternating on and off periods. Example: `kind = "on_off"`, `rate = "1Gbps"`,
+/// `on = "100us"`, `off = "300us"`, `duration = "10ms"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffConfig {
+    /// Traffic class (0-7) of the block's flows. Default 0.
+    pub class: Option<u8>,
+    /// Number of sources, each a random (source, destination) pair. Default: every host,
+    /// each to a random other host.
+    pub sources: Option<u32>,
+    /// Sending rate while on. Example: `rate = "1Gbps"`.
+    pub rate: String,
+    /// Mean on period. Example: `on = "100us"`.
+    pub on: String,
+    /// Mean off period. Example: `off = "300us"`.
+    pub off: String,
+    /// `"exponential"` (default) or `"pareto"`.
+    pub periods: Option<Periods>,
+    /// Pareto shape alpha (> 1). Default 1.5.
+    pub shape: Option<f64>,
+    /// When the sources start (on). Default `"0s"`.
+    pub start: Option<String>,
+    /// How long they run.
+    pub duration: String,
+    /// Transport (default: the top-level `[transport]`).
+    pub transport: Option<TransportConfig>,
+}
+
+impl TrafficKind for OnOffConfig {
+    fn transport(&self) -> Option<&TransportConfig> {
+        self.transport.as_ref()
+    }
+
+    fn count(&self, on: &Counting<'_>, path: &FieldPath) -> Result<u64, Invalid> {
+        let t = |v: &String, field: &str| {
+            parse_duration(v).map_err(|e| Invalid::unit(path.key(field), e))
+        };
+        let cycle = t(&self.on, "on")?
+            .0
+            .saturating_add(t(&self.off, "off")?.0)
+            .max(1);
+        let cycles = t(&self.duration, "duration")?.0.div_ceil(cycle) + 1;
+        Ok(self
+            .sources
+            .map_or(on.hosts, u64::from)
+            .saturating_mul(cycles))
+    }
+
+    fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
+        let path = b.path.clone();
+        let template = b.transport(&self.transport)?;
+        let class = traffic_class(self.class, &path.key("class"))?;
+        let rate = parse_rate(&self.rate).map_err(|e| Invalid::unit(path.key("rate"), e))?;
+        if rate.0 == 0 {
+            return Err(Invalid::new(path.key("rate"), "must be positive"));
+        }
+        let (on, off, span) = (
+            positive_duration(&self.on, path.key("on"))?,
+            positive_duration(&self.off, path.key("off"))?,
+            positive_duration(&self.duration, path.key("duration"))?,
+        );
+        let periods = self.periods.unwrap_or_default();
+        let shape = self.shape.unwrap_or(1.5);
+        if periods == Periods::Pareto && !(shape > 1.0 && shape.is_finite()) {
+            return Err(Invalid::new(
+                path.key("shape"),
+                format!("a Pareto shape must be above 1 (a finite mean), got {shape}"),
+            ));
+        }
+        let start = duration_at(&self.start, path.key("start"), SimTime::ZERO)?;
+        require_two_hosts(b.hosts, &path)?;
+        let pairs = self.pairs(b)?;
+        let cycles = span.0 as f64 / on.0.saturating_add(off.0) as f64 + 1.0;
+        b.check_flows(
+            (pairs.len() as f64 * cycles).ceil() as u64,
+            &path.key("duration"),
+        )?;
+        let means = (on.0 as f64, off.0 as f64, shape);
+        for (src, dst) in pairs {
+            for (at, length) in on_periods(periods, means, start, start + span, &mut b.rng) {
+                let bytes = ((rate.0 as f64 * length.0 as f64 / 8e12).round() as u64).max(1);
+                let (spec, size) = template.for_flow(Some(Bytes(bytes)), None, &path)?;
+                b.out.flows.push(FlowSpec {
+                    src,
+                    dst,
+                    start: at,
+                    size,
+                    transport: spec,
+                    path: None,
+                    class,
+                    after: None,
+                    ports: None,
+                });
+            }
+            b.check_flows(0, &path.key("duration"))?;
+        }
+        Ok(())
+    }
+}
+
+impl OnOffConfig {
+    /// The (source, destination) pairs: `sources` random pairs, or every host to a random
+    /// other host.
+    fn pairs(&self, b: &mut Block<'_, '_>) -> Result<Vec<(u32, u32)>, Invalid> {
+        let hosts = b.hosts;
+        let rng = &mut b.rng;
+        Ok(match self.sources {
+            Some(0) => {
+                return Err(Invalid::new(b.path.key("sources"), "must be at least 1"));
+            }
+            Some(n) => (0..n).map(|_| random_pair(rng, hosts)).collect(),
+            None => hosts
+                .iter()
+                .map(|&src| {
+                    loop {
+                        let dst = hosts[(rng.next_u64() % hosts.len() as u64) as usize];
+                        if dst != src {
+                            break (src, dst);
+                        }
+                    }
+                })
+                .collect(),
+        })
+    }
+}
 
 /// How on and off periods are drawn.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -6,8 +6,62 @@
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
 
+use super::common::SameFlows;
+use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
+use crate::transport::TransportConfig;
+
+/// Every host sends one flow to one other host and receives one (a derangement). Example:
+/// `kind = "permutation"`, `size = "1MB"`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermutationConfig {
+    /// Traffic class (0-7) of the block's flows. Default 0.
+    pub class: Option<u8>,
+    /// Payload per flow (or give `packets`).
+    pub size: Option<String>,
+    /// Packets per flow (open loop) (or give `size`).
+    pub packets: Option<u32>,
+    /// Start time of every flow. Default `"0s"`.
+    pub start: Option<String>,
+    /// Host `i` of `n` sends to host `(i + n/2) mod n` instead of a random derangement.
+    /// Default false.
+    pub across_bisection: Option<bool>,
+    /// Transport (default: the top-level `[transport]`).
+    pub transport: Option<TransportConfig>,
+}
+
+impl TrafficKind for PermutationConfig {
+    fn transport(&self) -> Option<&TransportConfig> {
+        self.transport.as_ref()
+    }
+
+    fn count(&self, on: &Counting<'_>, _path: &FieldPath) -> Result<u64, Invalid> {
+        Ok(on.hosts)
+    }
+
+    fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
+        let same = SameFlows::resolve(
+            &b.transport(&self.transport)?,
+            self.class,
+            &self.size,
+            self.packets,
+            &self.start,
+            &b.path,
+        )?;
+        b.check_flows(b.hosts.len() as u64, &b.path)?;
+        let across = self.across_bisection.unwrap_or(false);
+        let dst = destinations(b.hosts.len(), across, &mut b.rng, &b.path)?;
+        for (i, d) in dst.into_iter().enumerate() {
+            b.out
+                .flows
+                .push(same.flow(b.hosts[i], b.hosts[d], same.start));
+        }
+        Ok(())
+    }
+}
 
 /// The destination of each host (by position in `hosts`): `dst[i]` for host `i`, never `i`.
 pub fn destinations(

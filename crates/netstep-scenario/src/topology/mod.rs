@@ -1,0 +1,193 @@
+//! Builds the [`TopologySpec`] a scenario's `[topology]` describes. Each topology kind lives in
+//! one file that owns its config type, its build, its size by arithmetic (nothing built) and
+//! its hosts and link classes by arithmetic, behind [`TopologyKind`]; [`TopologyConfig`]
+//! registers the kinds, one line each (see ARCHITECTURE.md, "How to add a topology"). The size
+//! checks every kind shares (limits, memory, node degree) live here, once.
+
+pub mod custom;
+pub mod dumbbell;
+pub mod fat_tree;
+pub mod leaf_spine;
+pub mod links;
+pub mod rail;
+pub mod torus;
+
+use netstep_core::topology::{LinkClass, NodeKind, RoutingKind, TopologySpec};
+use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{FieldPath, Invalid};
+
+pub use custom::CustomLink;
+pub use links::shaper_spec;
+
+/// Defaults when no link table sets a value.
+pub const DEFAULT_RATE: BitsPerSec = BitsPerSec(100_000_000_000);
+/// Default propagation delay.
+pub const DEFAULT_DELAY: SimTime = SimTime::from_us(1);
+/// Default egress buffer.
+pub const DEFAULT_BUFFER: BufferSize = BufferSize::Bytes(Bytes(1_000_000));
+
+/// Largest FatTree radix accepted (FatTree-256: 4 M hosts, 25 M ports).
+pub const MAX_K: u32 = 256;
+
+/// What every topology kind does: the one interface building and sizing dispatch through.
+pub(crate) trait TopologyKind {
+    /// Builds the topology.
+    fn build(&self) -> Result<TopologySpec, Invalid>;
+    /// Nodes, ports and the largest node degree, from the file alone (nothing built).
+    fn counts(&self) -> Counts;
+    /// Hosts and link classes by arithmetic (every link table resolved); `None` for a
+    /// topology whose lists are the topology.
+    fn arithmetic(&self) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid>;
+}
+
+/// Declares [`TopologyConfig`] from one registration line per kind: `Variant(ConfigType)`,
+/// the variant's snake-case name being the `kind` string.
+macro_rules! topology_kinds {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// `[topology]`: `kind` picks one of the built-in shapes or a custom graph, whose
+        /// config type holds the table's other fields.
+        #[derive(Clone, Debug, Deserialize, Serialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
+        pub enum TopologyConfig {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl TopologyConfig {
+            /// The topology's kind behind the interface every kind implements.
+            fn kind(&self) -> &dyn TopologyKind {
+                match self {
+                    $(TopologyConfig::$variant(k) => k,)*
+                }
+            }
+        }
+    };
+}
+
+topology_kinds! {
+    /// k-ary FatTree (`fat_tree.rs`).
+    FatTree(fat_tree::FatTreeConfig),
+    /// Leaf-spine (`leaf_spine.rs`).
+    LeafSpine(leaf_spine::LeafSpineConfig),
+    /// Rail-optimized AI-cluster fabric (`rail.rs`).
+    RailOptimized(rail::RailConfig),
+    /// 2D or 3D torus (`torus.rs`).
+    Torus(torus::TorusConfig),
+    /// Dumbbell (`dumbbell.rs`).
+    Dumbbell(dumbbell::DumbbellConfig),
+    /// Any graph of named hosts and switches (`custom.rs`).
+    Custom(custom::CustomConfig),
+}
+
+/// Builds the topology.
+pub fn build(config: &TopologyConfig) -> Result<TopologySpec, Invalid> {
+    config.kind().build()
+}
+
+/// Nodes, ports and the largest node degree of the topology `config` describes, computed from
+/// the file alone (nothing is built), with the field to blame when one is too large.
+pub fn counts(config: &TopologyConfig) -> Counts {
+    config.kind().counts()
+}
+
+/// What a generated topology is, by arithmetic (nothing built): its hosts, its link classes
+/// (every link table resolved, so their errors are reported) and the class of host links.
+/// `None` for a custom topology (its lists are the topology).
+pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid> {
+    config.kind().arithmetic()
+}
+
+/// Reads a custom topology's `nodes_file` into its `hosts` and `switches` and counts the rows
+/// of its `links_file` (`custom::read_files`); nothing for the other kinds. Returns a line per
+/// file for the scenario hash.
+pub fn read_files(
+    config: &mut TopologyConfig,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Vec<String>, Invalid> {
+    match config {
+        TopologyConfig::Custom(custom) => custom::read_files(custom, base_dir),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// A count field that must be at least one (`topology.<field>`).
+pub(crate) fn at_least_one(value: u32, field: &str) -> Result<u32, Invalid> {
+    if value == 0 {
+        return Err(Invalid::new(
+            FieldPath::of(&["topology", field]),
+            "must be at least 1, got 0",
+        ));
+    }
+    Ok(value)
+}
+
+/// What [`counts`] finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Egress ports.
+    pub ports: u64,
+    /// Largest number of links at one node.
+    pub degree: u64,
+    /// The `[topology]` key that drives the size.
+    pub field: &'static str,
+}
+
+/// Refuses a topology whose size exceeds the limits or the memory budget before it is built.
+pub fn check_size(
+    config: &TopologyConfig,
+    limits: &crate::limits::Limits,
+) -> Result<Counts, Invalid> {
+    use crate::limits::{Footprint, MAX_NODES, MAX_PORTS};
+    let c = counts(config);
+    let path = FieldPath::of(&["topology", c.field]);
+    limits.check_count(c.nodes, MAX_NODES, "nodes", &path)?;
+    limits.check_count(c.ports, MAX_PORTS, "egress ports", &path)?;
+    let max_degree = netstep_core::network::MAX_PORTS_PER_NODE as u64;
+    if c.degree > max_degree {
+        return Err(Invalid::new(
+            path,
+            format!(
+                "a node would have {} links; a node may have at most {max_degree}",
+                c.degree
+            ),
+        ));
+    }
+    limits.check_memory(
+        &Footprint {
+            nodes: c.nodes,
+            ports: c.ports,
+            ..Default::default()
+        },
+        &path,
+    )?;
+    Ok(c)
+}
+
+/// Entries of the shortest-path routing table the engine will build for `spec` (attachment
+/// nodes x nodes; 0 for topologies routed arithmetically), in one pass over the links.
+pub fn routing_entries(spec: &TopologySpec) -> u64 {
+    if spec.routing != RoutingKind::ShortestPath {
+        return 0;
+    }
+    shortest_path_entries(spec)
+}
+
+/// Entries of one shortest-path routing table over `spec` (what each failure epoch builds,
+/// whatever the topology's own routing).
+pub fn shortest_path_entries(spec: &TopologySpec) -> u64 {
+    let is_host = |n: u32| spec.nodes[n as usize].kind == NodeKind::Host;
+    let mut attach = vec![false; spec.nodes.len()];
+    for l in &spec.links {
+        if is_host(l.a) {
+            attach[l.b as usize] = true;
+        }
+        if is_host(l.b) {
+            attach[l.a as usize] = true;
+        }
+    }
+    let attachments = attach.iter().filter(|&&a| a).count() as u64;
+    attachments.saturating_mul(spec.nodes.len() as u64)
+}
