@@ -114,7 +114,11 @@ impl fmt::Display for ScenarioError {
 /// [`refine`]), the field and the message, without the parser's multi-line snippet.
 pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError {
     let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-    let (at, key) = match e.span().and_then(|span| refine(text, span, &message)) {
+    let found = e.span().and_then(|span| {
+        refine(text, span.clone(), &message)
+            .or_else(|| unknown_key_after(text, span.start, &message))
+    });
+    let (at, key) = match found {
         Some((offset, key)) => (Some(offset), key),
         None => {
             let at = e.span().map(|s| s.start);
@@ -131,7 +135,9 @@ pub fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> ScenarioError 
         }
     };
     let field = match at {
-        Some(offset) if !key.is_empty() => field_path(text, offset, &key),
+        Some(offset) if !key.is_empty() => {
+            document_path(text, offset).unwrap_or_else(|| field_path(text, offset, &key))
+        }
         _ => key,
     };
     let message = plain_types(unit_hint(&field, message));
@@ -162,6 +168,82 @@ fn unit_hint(field: &str, message: String) -> String {
         ),
         _ => message,
     }
+}
+
+/// The full path (keys and array indices) of the key at byte `offset`, or of the key whose
+/// simple value holds it, read from the parsed document: exact whatever the layout (table
+/// headers, arrays of tables, inline tables across lines). `None` when no key is there.
+fn document_path(text: &str, offset: usize) -> Option<String> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut path = FieldPath::default();
+    table_path(doc.get_ref(), offset, &mut path).then(|| path.to_string())
+}
+
+/// [`document_path`] inside `table`: pushes the segments to `offset` onto `path`.
+fn table_path(table: &toml::de::DeTable<'_>, offset: usize, path: &mut FieldPath) -> bool {
+    for (key, value) in table.iter() {
+        path.0.push(Segment::Key(key.get_ref().to_string()));
+        if key.span().start == offset || value_path(value, offset, path) {
+            return true;
+        }
+        path.0.pop();
+    }
+    false
+}
+
+/// [`document_path`] inside `value`: true when `offset` is in it (a simple value holding it,
+/// or a key somewhere inside).
+fn value_path(
+    value: &toml::Spanned<toml::de::DeValue<'_>>,
+    offset: usize,
+    path: &mut FieldPath,
+) -> bool {
+    use toml::de::DeValue;
+    match value.get_ref() {
+        DeValue::Table(t) => table_path(t, offset, path),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.0.push(Segment::Index(i));
+                if value_path(item, offset, path) {
+                    return true;
+                }
+                path.0.pop();
+            }
+            false
+        }
+        _ => value.span().contains(&offset),
+    }
+}
+
+/// For "unknown field `name`" when the parser's span (a table tagged by `kind` whose body it
+/// cannot see, or the table holding an array of tables) does not contain the key: the first
+/// key `name` at or after `from` in the parsed document.
+fn unknown_key_after(text: &str, from: usize, message: &str) -> Option<(usize, String)> {
+    let name = message.strip_prefix("unknown field `")?.split('`').next()?;
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut best: Option<usize> = None;
+    let mut stack: Vec<&toml::Spanned<toml::de::DeValue<'_>>> = Vec::new();
+    let visit = |table: &toml::de::DeTable<'_>, best: &mut Option<usize>| {
+        for (key, _) in table.iter() {
+            let at = key.span().start;
+            if key.get_ref().as_ref() == name && at >= from && best.is_none_or(|b| at < b) {
+                *best = Some(at);
+            }
+        }
+    };
+    visit(doc.get_ref(), &mut best);
+    stack.extend(doc.get_ref().values());
+    while let Some(value) = stack.pop() {
+        match value.get_ref() {
+            toml::de::DeValue::Table(t) => {
+                visit(t, &mut best);
+                stack.extend(t.values());
+            }
+            toml::de::DeValue::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    best.map(|at| (at, name.to_string()))
 }
 
 /// Serde's Rust type names in "expected ..." as the scenario format's words.

@@ -119,6 +119,10 @@ pub const COLUMNS: [&str; 15] = [
     "dport",
 ];
 
+/// A row waiting for others: its flow id, the row ids it waits for, the delay after them and
+/// where it is (for errors).
+type Wait = (u32, Vec<u64>, SimTime, RowAt);
+
 /// What a `flow_file` block reads with.
 pub struct FlowFile<'a> {
     /// The file.
@@ -151,130 +155,12 @@ impl FlowFile<'_> {
             flows.reserve(rows as usize);
         }
         let bad = |message: String| Invalid::new(path.key("path"), message);
-        let mut waits: Vec<(u32, Vec<u64>, SimTime, RowAt)> = Vec::new();
+        let mut waits: Vec<Wait> = Vec::new();
         let present = file
             .for_each_row(&COLUMNS, &COLUMNS, |at, cells| {
-                let err = |column: &str, message: &str| file.error(at, column, message);
-                let [
-                    src,
-                    dst,
-                    size_bytes,
-                    size,
-                    packets,
-                    start_ns,
-                    start_ps,
-                    start,
-                    class,
-                    transport,
-                    after,
-                    delay_ns,
-                    delay,
-                    sport,
-                    dport,
-                ] = cells
-                else {
-                    unreachable!("one cell per column")
-                };
-                let src_id = self.host(src).map_err(|m| err("src", &m))?;
-                let dst_id = self.host(dst).map_err(|m| err("dst", &m))?;
-                if src_id == dst_id {
-                    return Err(err(
-                        "dst",
-                        "the flow's source and destination are the same host",
-                    ));
-                }
-                let bytes = match (size_bytes, size) {
-                    (Cell::Null, Cell::Null) => None,
-                    (cell, Cell::Null) => cell
-                        .unsigned()
-                        .map_err(|m| err("size_bytes", &m))?
-                        .map(Bytes),
-                    (Cell::Null, cell) => {
-                        Some(unit(cell, parse_size).map_err(|m| err("size", &m))?)
-                    }
-                    _ => return Err(err("size", "give size_bytes or size, not both")),
-                };
-                let packets = packets
-                    .unsigned()
-                    .map_err(|m| err("packets", &m))?
-                    .map(|p| u32::try_from(p).map_err(|_| err("packets", "more than 2^32 packets")))
-                    .transpose()?;
-                let start = time(
-                    [start_ns, start_ps, start],
-                    ["start_ns", "start_ps", "start"],
-                    &err,
-                )?
-                .unwrap_or(SimTime::ZERO);
-                let class = match class.unsigned().map_err(|m| err("class", &m))? {
-                    None => self.class,
-                    Some(c) if c < netstep_core::queue::CLASSES as u64 => c as u8,
-                    Some(c) => {
-                        return Err(err(
-                            "class",
-                            &format!("traffic classes are 0 to 7, got {c}"),
-                        ));
-                    }
-                };
-                let template = match transport.text().map_err(|m| err("transport", &m))? {
-                    None => self.default,
-                    Some(name) => self.named.get(name.as_ref()).ok_or_else(|| {
-                        err(
-                            "transport",
-                            &format!(
-                                "{name:?} is not one of the block's transports ({})",
-                                self.named.keys().cloned().collect::<Vec<_>>().join(", ")
-                            ),
-                        )
-                    })?,
-                };
-                let column = if packets.is_some() {
-                    "packets"
-                } else {
-                    "size_bytes"
-                };
-                let (spec, bytes) = template
-                    .for_flow(bytes, packets, &FieldPath::of(&[column]))
-                    .map_err(|e| err(column, &e.message))?;
-                let ids = after.id_list().map_err(|m| err("after", &m))?;
-                let delay = time(
-                    [delay_ns, &Cell::Null, delay],
-                    ["delay_ns", "delay_ps", "delay"],
-                    &err,
-                )?;
-                let port = |cell: &Cell, column: &str| -> Result<Option<u16>, String> {
-                    match cell.unsigned().map_err(|m| err(column, &m))? {
-                        None => Ok(None),
-                        Some(p) => u16::try_from(p).map(Some).map_err(|_| {
-                            err(column, &format!("port numbers are 0 to 65535, got {p}"))
-                        }),
-                    }
-                };
-                let ports = match (port(sport, "sport")?, port(dport, "dport")?) {
-                    (Some(s), Some(d)) => Some([s, d]),
-                    (None, None) => None,
-                    (None, Some(_)) => return Err(err("sport", "missing (dport is given)")),
-                    (Some(_), None) => return Err(err("dport", "missing (sport is given)")),
-                };
-                let id = flows.len() as u32;
-                if !ids.is_empty() {
-                    waits.push((id, ids, delay.unwrap_or(SimTime::ZERO), at));
-                } else if delay.is_some() {
-                    return Err(err(
-                        "delay",
-                        "is the time after the flows in `after` finish; give `after` too",
-                    ));
-                }
-                flows.push(FlowSpec {
-                    src: src_id,
-                    dst: dst_id,
-                    start,
-                    size: bytes,
-                    transport: spec,
-                    path: None,
-                    class,
-                    after: None,
-                    ports,
-                });
+                let (flow, wait) = self.row(at, cells, flows.len() as u32)?;
+                waits.extend(wait);
+                flows.push(flow);
                 if flows.len().is_multiple_of(65_536) {
                     check(flows.len()).map_err(|e| e.message)?;
                 }
@@ -288,6 +174,150 @@ impl FlowFile<'_> {
             )));
         }
         check(flows.len())?;
+        self.resolve_waits(flows, first, waits, path)
+    }
+
+    /// One row as flow `id`, and what it waits for; the error names the row and column.
+    fn row(
+        &self,
+        at: RowAt,
+        cells: &[Cell<'_>],
+        id: u32,
+    ) -> Result<(FlowSpec, Option<Wait>), String> {
+        let err = |column: &str, message: &str| self.file.error(at, column, message);
+        let [
+            src,
+            dst,
+            size_bytes,
+            size,
+            packets,
+            start_ns,
+            start_ps,
+            start,
+            class,
+            transport,
+            after,
+            delay_ns,
+            delay,
+            sport,
+            dport,
+        ] = cells
+        else {
+            unreachable!("one cell per column")
+        };
+        let src_id = self.host(src).map_err(|m| err("src", &m))?;
+        let dst_id = self.host(dst).map_err(|m| err("dst", &m))?;
+        if src_id == dst_id {
+            return Err(err(
+                "dst",
+                "the flow's source and destination are the same host",
+            ));
+        }
+        let bytes = match (size_bytes, size) {
+            (Cell::Null, Cell::Null) => None,
+            (cell, Cell::Null) => cell
+                .unsigned()
+                .map_err(|m| err("size_bytes", &m))?
+                .map(Bytes),
+            (Cell::Null, cell) => Some(unit(cell, parse_size).map_err(|m| err("size", &m))?),
+            _ => return Err(err("size", "give size_bytes or size, not both")),
+        };
+        let packets = packets
+            .unsigned()
+            .map_err(|m| err("packets", &m))?
+            .map(|p| u32::try_from(p).map_err(|_| err("packets", "more than 2^32 packets")))
+            .transpose()?;
+        let start = time(
+            [start_ns, start_ps, start],
+            ["start_ns", "start_ps", "start"],
+            &err,
+        )?
+        .unwrap_or(SimTime::ZERO);
+        let class = match class.unsigned().map_err(|m| err("class", &m))? {
+            None => self.class,
+            Some(c) if c < netstep_core::queue::CLASSES as u64 => c as u8,
+            Some(c) => {
+                return Err(err(
+                    "class",
+                    &format!("traffic classes are 0 to 7, got {c}"),
+                ));
+            }
+        };
+        let template = match transport.text().map_err(|m| err("transport", &m))? {
+            None => self.default,
+            Some(name) => self.named.get(name.as_ref()).ok_or_else(|| {
+                err(
+                    "transport",
+                    &format!(
+                        "{name:?} is not one of the block's transports ({})",
+                        self.named.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?,
+        };
+        let column = if packets.is_some() {
+            "packets"
+        } else {
+            "size_bytes"
+        };
+        let (spec, bytes) = template
+            .for_flow(bytes, packets, &FieldPath::of(&[column]))
+            .map_err(|e| err(column, &e.message))?;
+        let ids = after.id_list().map_err(|m| err("after", &m))?;
+        let delay = time(
+            [delay_ns, &Cell::Null, delay],
+            ["delay_ns", "delay_ps", "delay"],
+            &err,
+        )?;
+        let port = |cell: &Cell, column: &str| -> Result<Option<u16>, String> {
+            match cell.unsigned().map_err(|m| err(column, &m))? {
+                None => Ok(None),
+                Some(p) => u16::try_from(p)
+                    .map(Some)
+                    .map_err(|_| err(column, &format!("port numbers are 0 to 65535, got {p}"))),
+            }
+        };
+        let ports = match (port(sport, "sport")?, port(dport, "dport")?) {
+            (Some(s), Some(d)) => Some([s, d]),
+            (None, None) => None,
+            (None, Some(_)) => return Err(err("sport", "missing (dport is given)")),
+            (Some(_), None) => return Err(err("dport", "missing (sport is given)")),
+        };
+        let wait = if !ids.is_empty() {
+            Some((id, ids, delay.unwrap_or(SimTime::ZERO), at))
+        } else if delay.is_some() {
+            return Err(err(
+                "delay",
+                "is the time after the flows in `after` finish; give `after` too",
+            ));
+        } else {
+            None
+        };
+        let flow = FlowSpec {
+            src: src_id,
+            dst: dst_id,
+            start,
+            size: bytes,
+            transport: spec,
+            path: None,
+            class,
+            after: None,
+            ports,
+        };
+        Ok((flow, wait))
+    }
+
+    /// Sets the dependencies of the rows with `after` (row ids of this file, from `first`
+    /// on in `flows`); refuses ids past the file, self-waits, repeats and cycles.
+    fn resolve_waits(
+        &self,
+        flows: &mut [FlowSpec],
+        first: usize,
+        waits: Vec<Wait>,
+        path: &FieldPath,
+    ) -> Result<(), Invalid> {
+        let file = &self.file;
+        let bad = |message: String| Invalid::new(path.key("path"), message);
         let rows = (flows.len() - first) as u64;
         for (id, ids, delay, at) in waits {
             let mut deps = Vec::with_capacity(ids.len());

@@ -842,6 +842,47 @@ fn serde_errors_name_the_field_path() {
     assert_rejected(&o, &["--set", "trace.flows", "too large"]);
 }
 
+/// An unknown key is named by its full path with the right array indices, whatever the
+/// layout: an inline table of an array element over several lines, an array of tables with
+/// a subtable (as `--set` writes the document), an inline table of an array of tables.
+#[test]
+fn unknown_keys_are_named_by_their_full_path() {
+    let head = "[topology]\nkind = \"custom\"\nhosts = [\"a\", \"b\"]\nswitches = [\"s\"]\n";
+    let multi_line = format!(
+        "{head}links = [\n  {{ a = \"a\", b = \"s\", a_to_b = {{ rate = \"1Gbps\" }} }},\n  {{ a = \"b\", b = \"s\", a_to_b = {{ rate = \"1Gbps\", bogus = 3 }} }},\n]\n"
+    );
+    assert_rejected(
+        &run_text(&multi_line, &[]),
+        &[
+            "scenario.toml:7:",
+            "topology.links[1].a_to_b.bogus",
+            "unknown field `bogus`",
+        ],
+    );
+    let headers = format!(
+        "{head}[[topology.links]]\na = \"a\"\nb = \"s\"\n[[topology.links]]\na = \"b\"\nb = \"s\"\n[topology.links.a_to_b]\nrate = \"1Gbps\"\nbogus = 1\n"
+    );
+    assert_rejected(
+        &run_text(&headers, &[]),
+        &[
+            "scenario.toml:13:",
+            "topology.links[1].a_to_b.bogus",
+            "unknown field `bogus`",
+        ],
+    );
+    let inline = format!(
+        "{head}[[topology.links]]\na = \"a\"\nb = \"s\"\n[[topology.links]]\na = \"b\"\nb = \"s\"\na_to_b = {{ rate = \"1Gbps\", bogus = 1 }}\n"
+    );
+    assert_rejected(
+        &run_text(&inline, &[]),
+        &[
+            "scenario.toml:11:",
+            "topology.links[1].a_to_b.bogus",
+            "unknown field `bogus`",
+        ],
+    );
+}
+
 /// Zero where zero makes no sense in a traffic block: a Poisson block over no time, a
 /// random-pairs block of no flows.
 #[test]
