@@ -18,9 +18,14 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 step "cargo test (release)"
 cargo test --workspace --release
 
-step "ruff"
+step "ruff (analysis, and the scripts in ci/)"
 python3 -m ruff check analysis
 python3 -m ruff format --check analysis
+python3 -m ruff check --config analysis/pyproject.toml ci
+python3 -m ruff format --config analysis/pyproject.toml --check ci
+
+step "scenarios/REFERENCE.md's field tables match the config types (ci/reference.py)"
+python3 ci/reference.py --check
 
 step "mypy (analysis: package, tests, examples; configured in analysis/pyproject.toml)"
 (cd analysis && python3 -m mypy)

@@ -69,7 +69,9 @@ def main() -> int:
         files.append((len(lines), limit, str(rel)))
         fns.extend((n, str(rel), at, length) for n, at, length in functions(lines))
     bad = [f for f in files if f[0] > f[1]] + [
-        (length, FN_LIMIT, f"{rel}:{at} {name}") for name, rel, at, length in fns if length > FN_LIMIT
+        (length, FN_LIMIT, f"{rel}:{at} {name}")
+        for name, rel, at, length in fns
+        if length > FN_LIMIT
     ]
     files.sort(reverse=True)
     fns.sort(key=lambda f: -f[3])

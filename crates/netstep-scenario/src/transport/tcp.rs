@@ -18,34 +18,86 @@ use crate::fields::duration_at;
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Congestion control.
+    /// Congestion control: `"newreno"` (RFC 5681 slow start / congestion avoidance, RFC 6582
+    /// and RFC 6675 window reduction), `"dctcp"` (RFC 8257: ECN-capable data, the receiver
+    /// echoes CE as ECE (an immediate ACK when the CE state changes under delayed ACKs),
+    /// `alpha` the EWMA of the marked fraction per round trip, starting at 1, the window cut
+    /// to `cwnd (1 - alpha/2)` once per round trip with no growth until it is acknowledged;
+    /// NewReno growth and loss reaction), `"cubic"` (RFC 9438: C = 0.4, beta = 0.7; the
+    /// window grows towards `W(t + RTT)` of `W(t) = C (t - K)^3 + W_max` and never slower
+    /// than the Reno-friendly estimate (alpha_cubic, then 1 past the pre-reduction window);
+    /// fast convergence; `ssthresh = max(0.7 FlightSize, 2)`; after a timeout one segment and
+    /// an avoidance stage with K = 0; RFC 5681 slow start with ABC, no HyStart), `"bbr"` (BBR
+    /// version 1: Cardwell et al. 2016, draft-cardwell-iccrg-bbr-congestion-control-00: BtlBw
+    /// the max delivery rate over 10 round trips, RTprop the min RTT over 10 s; Startup and
+    /// Drain with gain `2 / ln 2`, ProbeBW cycling pacing gains 1.25, 0.75, 1 x 6 with cwnd
+    /// `2 x BDP + 3`, ProbeRTT at 4 segments for 200 ms every 10 s; paced at `gain x BtlBw`;
+    /// packet conservation in recovery), and REAL's sources (Keshav 1988), which recover by
+    /// go-back-N after a timeout only (no fast retransmit; `sack = true` is refused, SACK is
+    /// off by default for them): `"generic"` (a fixed window of `initial_cwnd` segments, no
+    /// congestion control), `"jk"` (Jacobson and Karels 1988: slow start, avoidance,
+    /// `ssthresh = FlightSize / 2` and one segment after a timeout), `"dec"` (Ramakrishnan and
+    /// Jain's DECbit rule: the receiver copies the congestion bit into its ACK; every two
+    /// round trips the window becomes `0.875 cwnd` if at least half the ACKs of the last
+    /// window carried the bit, else `cwnd + 1`; one segment after a timeout; use with
+    /// `aqm = { kind = "decbit" }`).
+    ///
+    /// Unit: name · Default: `"newreno"` · Example: `cc = "dctcp"`
     pub cc: Option<CcConfig>,
-    /// SACK (RFC 2018) and SACK-based recovery (RFC 6675); false gives NewReno's
-    /// cumulative-ACK recovery (RFC 6582).
+    /// SACK blocks (RFC 2018) and SACK-based loss recovery (RFC 6675: scoreboard, `pipe`,
+    /// several holes repaired per round trip); false = NewReno's cumulative-ACK recovery
+    /// (RFC 6582, one hole per round trip).
+    ///
+    /// Unit: bool · Default: true · Example: `sack = false`
     pub sack: Option<bool>,
-    /// Delayed-ACK timeout (ACK every second segment or after this delay); `"0s"` is
-    /// off. Example: `delayed_ack = "200us"`.
+    /// ACK every second in-order segment or after this delay (RFC 1122, RFC 5681 §4.2);
+    /// out-of-order segments and gap fills are acknowledged at once; `"0s"` = off.
+    ///
+    /// Unit: duration · Default: off · Example: `delayed_ack = "200us"`
     pub delayed_ack: Option<String>,
-    /// Slow-start increase per ACK in segments (RFC 3465 `L`); 0 = no limit.
+    /// Slow-start increase per ACK at most this many segments (RFC 3465 `L`, RFC 5681 §3.1);
+    /// 0 = no limit.
+    ///
+    /// Unit: segments · Default: 2 · Example: `abc_limit = 1`
     pub abc_limit: Option<u32>,
-    /// Pace segments at 2x / 1.2x cwnd per RTT (Linux `fq` pacing).
+    /// Segments leave no closer than their size at 2x (slow start) or 1.2x (avoidance) cwnd
+    /// per smoothed RTT, as Linux with `fq` (`tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio`);
+    /// no pacing before the first RTT sample.
+    ///
+    /// Unit: bool · Default: false · Example: `pacing = true`
     pub pacing: Option<bool>,
     /// Payload per segment.
+    ///
+    /// Unit: size · Default: `"1460B"` · Example: `mss = "9000B"`
     pub mss: Option<String>,
-    /// Header bytes per segment and ACK size.
+    /// Header bytes per segment (also the ACK size).
+    ///
+    /// Unit: size · Default: `"40B"` · Example: `header = "64B"`
     pub header: Option<String>,
-    /// Initial window, segments.
+    /// Initial window.
+    ///
+    /// Unit: segments · Default: 10 · Example: `initial_cwnd = 4`
     pub initial_cwnd: Option<u32>,
-    /// Minimum RTO.
+    /// Minimum RTO: above zero, at most `rto_max`.
+    ///
+    /// Unit: duration · Default: `"1ms"` · Example: `rto_min = "200ms"`
     pub rto_min: Option<String>,
-    /// RTO before the first RTT sample.
+    /// The RTO before the first RTT sample: between `rto_min` and `rto_max`.
+    ///
+    /// Unit: duration · Default: `"1s"` · Example: `rto_initial = "3ms"`
     pub rto_initial: Option<String>,
-    /// Maximum backed-off RTO.
+    /// Maximum backed-off RTO: above zero.
+    ///
+    /// Unit: duration · Default: `"60s"` · Example: `rto_max = "1s"`
     pub rto_max: Option<String>,
-    /// Retransmission timeouts in a row without progress before the flow is given up
-    /// (marked failed, `fail_reason = "retry_limit"`).
+    /// Timeouts in a row without progress, then the flow is given up (marked failed,
+    /// `fail_reason = "retry_limit"`; Linux `tcp_retries2`).
+    ///
+    /// Unit: count · Default: 15 · Example: `max_retries = 3`
     pub max_retries: Option<u32>,
-    /// DCTCP's EWMA gain `g` in (0, 1] (`cc = "dctcp"` only).
+    /// DCTCP's EWMA gain `g` (`cc = "dctcp"` only).
+    ///
+    /// Unit: number in (0, 1] · Default: 1/16 · Example: `dctcp_g = 0.0625`
     pub dctcp_g: Option<f64>,
 }
 
