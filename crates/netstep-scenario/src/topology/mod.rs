@@ -191,3 +191,41 @@ pub fn shortest_path_entries(spec: &TopologySpec) -> u64 {
     let attachments = attach.iter().filter(|&&a| a).count() as u64;
     attachments.saturating_mul(spec.nodes.len() as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every generated kind's sizes by arithmetic (what the limits and `netstep validate`
+    /// use) equal the sizes of the topology it builds, and its hosts by arithmetic the built
+    /// hosts.
+    #[test]
+    fn counts_by_arithmetic_equal_the_built_topology() {
+        let kinds = [
+            "kind = \"fat_tree\"\nk = 4",
+            "kind = \"fat_tree\"\nk = 6\nhosts_per_edge = 5",
+            "kind = \"leaf_spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 5",
+            "kind = \"rail_optimized\"\nservers = 3\ngpus = 4\nspines = 2",
+            "kind = \"torus\"\ndims = [3, 4]\nhosts_per_switch = 2",
+            "kind = \"torus\"\ndims = [2, 3, 4]",
+            "kind = \"dumbbell\"\nleft = 3\nright = 5",
+        ];
+        for text in kinds {
+            let config: TopologyConfig = toml::from_str(text).unwrap();
+            let spec = build(&config).unwrap();
+            let c = counts(&config);
+            assert_eq!(c.nodes, spec.nodes.len() as u64, "{text}");
+            assert_eq!(c.ports, 2 * spec.links.len() as u64, "{text}");
+            let mut degree = vec![0u64; spec.nodes.len()];
+            for l in &spec.links {
+                degree[l.a as usize] += 1;
+                degree[l.b as usize] += 1;
+            }
+            let max = degree.iter().copied().max().unwrap();
+            assert!(c.degree >= max, "{text}: degree {} < built {max}", c.degree);
+            let (hosts, classes) = arithmetic(&config).unwrap().unwrap();
+            assert_eq!(hosts, spec.hosts().len() as u64, "{text}");
+            assert_eq!(classes, spec.classes, "{text}");
+        }
+    }
+}
