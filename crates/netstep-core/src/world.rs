@@ -313,19 +313,22 @@ pub fn compile_elements(
     model.shared_buffer = switches.shared_buffer;
     model.balance = switches.balance;
     model.pfc = switches.pfc;
+    let mut dynamic_pfc = false;
     if let Some(crate::pfc::PfcSpec {
         thresholds: crate::pfc::PfcThresholds::Dynamic(dynamic),
         ..
     }) = model.pfc.as_mut()
     {
-        // Every lossless packet is counted, also one that would pass an empty queue.
-        model.net.never_pass_empty();
+        dynamic_pfc = true;
         // The simulator's nic_rate: the first host's link.
         let net = &model.net;
         dynamic.host_rate = (0..net.n_nodes() as u32)
             .find(|&n| net.node_kind[n as usize] == crate::topology::NodeKind::Host)
             .map_or(0, |n| net.class_of(net.port_id(n, 0)).rate.0);
     }
+    model
+        .net
+        .compile_shortcut(model.nic.shaper.is_some(), dynamic_pfc);
     model.ack_priority = switches.ack_priority;
     model.trace = trace.0.clone();
     let mut list: Vec<&LinkDown> = failures.iter().collect();

@@ -91,11 +91,8 @@ impl<'a> Egress<'a> {
             self.offer_priority(&at, packet, now, sink);
             return true;
         }
-        // (With dynamic PFC no class passes: every lossless packet is counted, even one that
-        // leaves at once, as the simulator's MMU charges it on arrival.)
-        let passes = self.model.net.empty_passes_through(at.global)
-            && owner.own_shaper(self.model).is_none();
-        if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
+        let eligible = self.model.net.skips_empty_queue(at.global, O::HOST);
+        if queueing::skips(&self.ports[local as usize], now, eligible, packet.class()) {
             let entry = Entry {
                 traced: self.lp.traced(&packet, now, self.model),
                 packet,
