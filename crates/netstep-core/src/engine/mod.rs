@@ -72,7 +72,7 @@ pub enum WindowMode {
 /// Run parameters of the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
-    /// Worker threads (1 = no thread pool).
+    /// Threads (1 = the calling thread alone, no workers).
     pub threads: usize,
     /// Window width.
     pub window: WindowMode,

@@ -18,6 +18,10 @@ pub mod lp;
 mod nic;
 mod port;
 mod switch;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
 
 pub use host::{HostState, Waiting};
 pub use lp::{Delivery, Lp, NodeCounters};

@@ -22,6 +22,8 @@ mod owner;
 mod queueing;
 mod shaper;
 mod state;
+#[cfg(test)]
+mod tests;
 mod transmitter;
 mod view;
 
