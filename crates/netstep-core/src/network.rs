@@ -110,10 +110,38 @@ pub struct Network {
     /// Per link class: picoseconds per byte when that is a whole number (most rates), so
     /// serialization is one multiplication instead of a 128-bit division.
     ps_per_byte: Vec<Option<u64>>,
-    /// Per link class: the port's discipline hands a packet offered to an empty queue with an
-    /// idle transmitter straight back ([`crate::queue::Queue::passes_when_empty`]), and no policer or
-    /// shaper stands in its way.
-    passes_empty: Vec<bool>,
+    /// Per link class: whose ports of that class may skip an empty queue ([`SKIP_AT_SWITCH`],
+    /// [`SKIP_AT_HOST`]), from [`Network::compile_shortcut`].
+    skip_empty: Vec<u8>,
+}
+
+/// [`Network::skips_empty_queue`]: a switch's port of the class may skip its empty queue.
+const SKIP_AT_SWITCH: u8 = 1;
+/// [`Network::skips_empty_queue`]: a host's port of the class may skip its empty queue.
+const SKIP_AT_HOST: u8 = 2;
+
+/// The empty-queue shortcut's eligibility per link class, the one place that decides it: a
+/// port may hand a packet that finds its transmitter idle and its queue empty straight to the
+/// transmitter when its discipline, empty, passes a packet through unchanged
+/// ([`crate::queue::Queue::passes_when_empty`]) and no policer or shaper stands in the way;
+/// at a host, also no NIC shaper (`nic_shaper`, which replaces the class's). With dynamic PFC
+/// thresholds (`count_every_lossless`) no port skips: every lossless packet is counted as it
+/// passes the queue, as the HPCC simulator's MMU charges it on arrival.
+fn shortcut_table(classes: &[LinkClass], nic_shaper: bool, count_every_lossless: bool) -> Vec<u8> {
+    classes
+        .iter()
+        .map(|c| {
+            let passes = !count_every_lossless
+                && crate::queue::Queue::for_port(&c.scheduler, &c.aqm).passes_when_empty()
+                && c.shaper.is_none()
+                && c.policer.is_none();
+            match (passes, nic_shaper) {
+                (false, _) => 0,
+                (true, true) => SKIP_AT_SWITCH,
+                (true, false) => SKIP_AT_SWITCH | SKIP_AT_HOST,
+            }
+        })
+        .collect()
 }
 
 impl Network {
@@ -218,14 +246,7 @@ impl Network {
                 .iter()
                 .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
                 .collect(),
-            passes_empty: classes
-                .iter()
-                .map(|c| {
-                    crate::queue::Queue::for_port(&c.scheduler, &c.aqm).passes_when_empty()
-                        && c.shaper.is_none()
-                        && c.policer.is_none()
-                })
-                .collect(),
+            skip_empty: shortcut_table(classes, false, false),
         };
         network.routing = match routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
@@ -262,16 +283,21 @@ impl Network {
     pub fn class_of(&self, port: u32) -> &LinkClass {
         &self.classes[self.port_class[port as usize] as usize]
     }
-    /// No port hands packets straight through any more (dynamic PFC counts every lossless
-    /// packet as it passes the queue).
-    pub fn never_pass_empty(&mut self) {
-        self.passes_empty.fill(false);
+    /// Decides, per link class, which ports may skip an empty queue, given the element
+    /// settings beyond the classes: whether hosts have a NIC shaper (`nic_shaper`) and whether
+    /// PFC's dynamic thresholds count every lossless packet (`count_every_lossless`). Compiled
+    /// with neither; the setup system [`crate::world::compile_elements`] calls it once with
+    /// the model's settings.
+    pub fn compile_shortcut(&mut self, nic_shaper: bool, count_every_lossless: bool) {
+        self.skip_empty = shortcut_table(&self.classes, nic_shaper, count_every_lossless);
     }
-    /// Whether the discipline of global port `port` hands a packet offered to its empty queue
-    /// with an idle transmitter straight back, unchanged.
+    /// Whether global port `port` (of a host when `host`) may hand a packet that finds its
+    /// transmitter idle, its queue empty and its class unpaused straight to the transmitter,
+    /// skipping the queue element (every stage would pass it through unchanged).
     #[inline]
-    pub fn empty_passes_through(&self, port: u32) -> bool {
-        self.passes_empty[self.port_class[port as usize] as usize]
+    pub fn skips_empty_queue(&self, port: u32, host: bool) -> bool {
+        let owner = if host { SKIP_AT_HOST } else { SKIP_AT_SWITCH };
+        self.skip_empty[self.port_class[port as usize] as usize] & owner != 0
     }
     /// Serialization time of `size_bytes` on global port `port`.
     #[inline]
@@ -584,5 +610,72 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The shortcut's eligibility, decided once per class: the discipline, the class's
+    /// policer and shaper, a host's NIC shaper, and dynamic PFC.
+    #[test]
+    fn the_empty_queue_shortcut_is_decided_once_per_class_and_owner() {
+        let plain = class();
+        let mut wrr = class();
+        wrr.scheduler = crate::queue::SchedulerSpec::Wrr { weights: [1; 8] };
+        let mut shaped = class();
+        shaped.shaper = Some(crate::shaping::TokenBucketSpec {
+            rate: BitsPerSec(1_000_000),
+            burst: crate::units::Bytes(1500),
+        });
+        // Host 0 on class 0, host 1 on class 1, host 2 on class 2, all to switch 3.
+        let spec = TopologySpec {
+            nodes: (0..4)
+                .map(|i| crate::topology::NodeSpec {
+                    kind: if i < 3 {
+                        NodeKind::Host
+                    } else {
+                        NodeKind::Switch
+                    },
+                    name: format!("n{i}"),
+                })
+                .collect(),
+            links: (0..3)
+                .map(|i| LinkSpec {
+                    a: i,
+                    b: 3,
+                    class: i as u16,
+                    class_ba: i as u16,
+                })
+                .collect(),
+            classes: vec![plain, wrr, shaped],
+            routing: RoutingKind::ShortestPath,
+        };
+        let mut net = Network::compile(&spec).unwrap();
+        // (host port, switch port) of each class.
+        let skips = |net: &Network| -> Vec<(bool, bool)> {
+            (0..3)
+                .map(|i| {
+                    let host = net.port_id(i, 0);
+                    let switch = net.port_id(3, i);
+                    (
+                        net.skips_empty_queue(host, true),
+                        net.skips_empty_queue(switch, false),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            skips(&net),
+            vec![(true, true), (false, false), (false, false)]
+        );
+        net.compile_shortcut(true, false);
+        assert_eq!(
+            skips(&net),
+            vec![(false, true), (false, false), (false, false)]
+        );
+        net.compile_shortcut(false, true);
+        assert_eq!(skips(&net), vec![(false, false); 3]);
+        net.compile_shortcut(false, false);
+        assert_eq!(
+            skips(&net),
+            vec![(true, true), (false, false), (false, false)]
+        );
     }
 }

@@ -313,19 +313,22 @@ pub fn compile_elements(
     model.shared_buffer = switches.shared_buffer;
     model.balance = switches.balance;
     model.pfc = switches.pfc;
+    let mut dynamic_pfc = false;
     if let Some(crate::pfc::PfcSpec {
         thresholds: crate::pfc::PfcThresholds::Dynamic(dynamic),
         ..
     }) = model.pfc.as_mut()
     {
-        // Every lossless packet is counted, also one that would pass an empty queue.
-        model.net.never_pass_empty();
+        dynamic_pfc = true;
         // The simulator's nic_rate: the first host's link.
         let net = &model.net;
         dynamic.host_rate = (0..net.n_nodes() as u32)
             .find(|&n| net.node_kind[n as usize] == crate::topology::NodeKind::Host)
             .map_or(0, |n| net.class_of(net.port_id(n, 0)).rate.0);
     }
+    model
+        .net
+        .compile_shortcut(model.nic.shaper.is_some(), dynamic_pfc);
     model.ack_priority = switches.ack_priority;
     model.trace = trace.0.clone();
     let mut list: Vec<&LinkDown> = failures.iter().collect();
@@ -401,91 +404,4 @@ pub fn record_run(world: &mut World, output: RunOutput) -> RunOutput {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::topology::dumbbell;
-    use crate::transport::{OpenLoopSpec, TransportSpec};
-    use crate::units::{BitsPerSec, BufferSize, Bytes, SimTime};
-
-    #[test]
-    fn setup_and_flush_systems_round_trip_through_the_world() {
-        let class = LinkClass::new(
-            BitsPerSec(1_000_000_000),
-            SimTime::from_us(1),
-            BufferSize::Packets(8),
-        );
-        let mut world = World::new();
-        spawn_topology(&mut world, dumbbell(1, 1, class, class));
-        let transport = TransportSpec::OpenLoop(OpenLoopSpec {
-            packet_size: Bytes(1000),
-            n_packets: 3,
-            interval: SimTime::from_us(10),
-            exponential: false,
-            size_distribution: Default::default(),
-            ecn: false,
-        });
-        let flow = FlowSpec {
-            src: 0,
-            dst: 1,
-            start: SimTime::ZERO,
-            size: Bytes(3000),
-            transport: transport.into(),
-            path: None,
-            class: 0,
-            after: None,
-            ports: None,
-        };
-        spawn_flows(&mut world, vec![flow], 7);
-        let model = build_model(&mut world).unwrap();
-        assert_eq!(model.net.n_nodes(), 4);
-        assert_eq!(model.flows.len(), 1);
-        let output = crate::engine::reference::run(&model, None).expect("no overflow");
-        record_run(&mut world, output);
-        let results: Vec<FlowResult> = world.query::<&FlowResult>().iter(&world).cloned().collect();
-        assert_eq!(results.len(), 1);
-        assert_eq!(results[0].0.packets_delivered, 3);
-    }
-    /// Every element setting reaches the model through the World: resources for what all
-    /// hosts or switches share, a component per link failure; nothing is assigned afterwards.
-    #[test]
-    fn element_settings_and_failures_compile_from_the_world() {
-        let class = LinkClass::new(
-            BitsPerSec(1_000_000_000),
-            SimTime::from_us(1),
-            BufferSize::Packets(8),
-        );
-        let mut world = World::new();
-        spawn_topology(&mut world, dumbbell(1, 1, class, class));
-        spawn_flows(&mut world, Vec::new(), 1);
-        let nic = NicConfig {
-            per_flow: BufferSize::Packets(5),
-            ..NicConfig::default()
-        };
-        world.insert_resource(NicSettings(nic));
-        let pfc = PfcSpec {
-            lossless: 1 << 3,
-            thresholds: crate::pfc::PfcThresholds::Static(crate::pfc::StaticPfc {
-                xoff: Bytes(20_000),
-                xon: Bytes(10_000),
-                headroom: Bytes(30_000),
-            }),
-        };
-        world.insert_resource(SwitchSettings {
-            pfc: Some(pfc),
-            ..SwitchSettings::default()
-        });
-        // The dumbbell's two switches are nodes 2 and 3 (hosts first).
-        spawn_failures(&mut world, &[(2, 3, SimTime::from_us(5), None)]);
-        let model = build_model(&mut world).unwrap();
-        assert_eq!(model.nic, nic);
-        assert_eq!(model.pfc, Some(pfc));
-        let failures = model.failures.as_ref().expect("one failure compiled");
-        let (a, b) = (
-            model.net.port_id(2, model.net.port_towards(2, 3).unwrap()),
-            model.net.port_id(3, model.net.port_towards(3, 2).unwrap()),
-        );
-        let far = SimTime::from_us(10);
-        assert!(failures.lost(a, far, far) && failures.lost(b, far, far));
-        assert!(!failures.lost(a, SimTime::ZERO, SimTime::from_us(1)));
-    }
-}
+mod tests;

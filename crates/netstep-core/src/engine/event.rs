@@ -201,3 +201,74 @@ pub trait EventSink {
     /// the arrival is handled.
     fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PacketKind;
+    use std::collections::BinaryHeap;
+
+    fn event(time: u64, phase: Phase, created: u64, kind: EventKind) -> Event {
+        Event {
+            key: EventKey::new(SimTime(time), phase, SimTime(created)),
+            kind,
+        }
+    }
+
+    fn arrive(flow: u32, number: u32) -> EventKind {
+        EventKind::Arrive(Packet::new(PacketKind::Data, flow, number, number, 0, 1000))
+    }
+
+    /// A heap pops by time, then phase, then creation time, then the tie.
+    #[test]
+    fn simultaneous_events_run_by_phase_then_creation_then_tie() {
+        let ready = EventKind::PortReady { port: 0, seq: 9 };
+        let timer = EventKind::Timer {
+            flow: 1,
+            token: 0,
+            side: TimerSide::Sender,
+            seq: 3,
+        };
+        let events = vec![
+            event(10, Phase::FlowStart, 0, EventKind::FlowStart { flow: 2 }),
+            event(10, Phase::Timer, 0, timer),
+            event(10, Phase::Arrive, 5, arrive(0, 1)),
+            event(10, Phase::Arrive, 4, arrive(7, 7)),
+            event(10, Phase::PortReady, 8, ready),
+            event(9, Phase::FlowStart, 0, EventKind::FlowStart { flow: 1 }),
+            event(10, Phase::FlowStart, 0, EventKind::FlowStart { flow: 0 }),
+        ];
+        let mut heap: BinaryHeap<Event> = events.into_iter().collect();
+        let mut order = Vec::new();
+        while let Some(e) = heap.pop() {
+            order.push((e.key.time.0, e.key.phase(), e.key.created().0, e.kind.tie()));
+        }
+        let arrival = |flow, n| arrival_tie(&Packet::new(PacketKind::Data, flow, n, n, 0, 1000));
+        assert_eq!(
+            order,
+            vec![
+                (9, Phase::FlowStart as u8, 0, 1),
+                (10, Phase::PortReady as u8, 8, 9),
+                (10, Phase::Arrive as u8, 4, arrival(7, 7)),
+                (10, Phase::Arrive as u8, 5, arrival(0, 1)),
+                (10, Phase::Timer as u8, 0, 3),
+                (10, Phase::FlowStart as u8, 0, 0),
+                (10, Phase::FlowStart as u8, 0, 2),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_key_packs_phase_and_creation_and_clamps_what_is_too_late() {
+        let key = EventKey::new(SimTime(5), Phase::Dependency, SimTime(77));
+        assert_eq!((key.phase(), key.created()), (3, SimTime(77)));
+        let late = EventKey::new(SimTime(5), Phase::Arrive, SimTime(u64::MAX));
+        assert_eq!((late.phase(), late.created()), (1, MAX_EVENT_TIME));
+        // Two packets of a flow have distinct ties.
+        let a = arrival_tie(&Packet::new(PacketKind::Data, 0, 1, 1, 0, 64));
+        let b = arrival_tie(&Packet::new(PacketKind::Data, 0, 2, 2, 0, 64));
+        assert_ne!(a, b);
+        let dep = EventKind::DependencyDone { flow: 3, dep: 5 };
+        assert_eq!(dep.tie(), (3 << 32) | 5);
+    }
+}

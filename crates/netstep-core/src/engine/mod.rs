@@ -11,20 +11,21 @@
 mod chunk;
 pub mod event;
 pub mod lp_queue;
+pub mod model;
 pub mod node;
+mod output;
 mod placement;
 pub mod reference;
+mod sampling;
+mod team;
 pub mod trace;
 pub mod window;
 
-use std::collections::BTreeMap;
+pub use model::Model;
+pub use output::{PortOutcome, RunOutput, RunStats};
+pub(crate) use output::{collect_output, overflow_error};
 
-use crate::flow::{FlowOutcome, FlowTable};
-use crate::network::{Network, ecmp_hash};
-use crate::packet::Packet;
-use crate::units::{Bytes, SimTime};
-use event::{Event, EventKey, EventKind, Phase};
-use node::{Delivery, NodeCounters, NodeState, PortState};
+use crate::units::SimTime;
 
 /// Why a run could not complete.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -57,97 +58,6 @@ pub enum RunError {
     },
 }
 
-/// Everything read-only during a run.
-#[derive(Clone, Debug)]
-pub struct Model {
-    /// Topology and routing.
-    pub net: Network,
-    /// Flows.
-    pub flows: FlowTable,
-    /// Seed of all random streams.
-    pub seed: u64,
-    /// Record every data packet's delivery ([`RunOutput::deliveries`]); off by default.
-    pub record_deliveries: bool,
-    /// Packet and queue tracing.
-    pub trace: trace::TraceConfig,
-    /// NIC settings of every host.
-    pub nic: crate::nic::NicConfig,
-    /// Every switch's shared buffer with dynamic thresholds (`None`: each port has its own
-    /// buffer).
-    pub shared_buffer: Option<crate::queue::SharedBuffer>,
-    /// How switches pick among equal-cost next hops.
-    pub balance: crate::balance::BalanceSpec,
-    /// Links that go down (and up) during the run, with each epoch's routing.
-    pub failures: Option<Box<crate::failure::FailureSchedule>>,
-    /// Priority flow control on every switch (`None`: every class is lossy).
-    pub pfc: Option<crate::pfc::PfcSpec>,
-    /// Switches send ACKs, NACKs and CNPs ahead of their queues (`[switch] ack_priority`).
-    pub ack_priority: bool,
-}
-
-impl Model {
-    /// The egress port (local index) a packet takes at `node`.
-    #[inline]
-    pub fn egress_port(&self, node: u32, packet: &Packet) -> Option<u32> {
-        let reverse = packet.kind.is_feedback();
-        if packet.explicit_path() {
-            let path = self.flows.flows[packet.flow as usize].path.as_ref()?;
-            let hops = if reverse {
-                &path.reverse
-            } else {
-                &path.forward
-            };
-            return hops.get(packet.hop as usize).copied();
-        }
-        self.net
-            .route(node, packet.dst, ecmp_hash(packet.flow, reverse, node))
-    }
-
-    /// Smallest packet any flow sends (bytes), for the lookahead.
-    pub fn min_packet(&self) -> Bytes {
-        let smallest = self
-            .flows
-            .flows
-            .iter()
-            .map(|f| f.transport.min_packet(f.size))
-            .min()
-            .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000));
-        let smallest = match self.pfc {
-            // PAUSE frames cross links too.
-            Some(_) => smallest.min(Bytes(crate::pfc::FRAME_BYTES as u64)),
-            None => smallest,
-        };
-        // So do the notices of finished dependencies.
-        if self.flows.has_remote_dependencies() {
-            smallest.min(crate::flow::NOTIFY_BYTES)
-        } else {
-            smallest
-        }
-    }
-
-    /// The lookahead: smallest propagation + serialization of the smallest packet over all
-    /// links.
-    pub fn lookahead(&self) -> SimTime {
-        self.net.lookahead(self.min_packet())
-    }
-
-    /// The initial events: one `FlowStart` per flow that waits for no other flow, at its
-    /// source host.
-    pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
-        let flows = self.flows.flows.iter().enumerate();
-        flows.filter(|(_, f)| f.after.is_none()).map(|(i, f)| {
-            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO);
-            (
-                f.src,
-                Event {
-                    key,
-                    kind: EventKind::FlowStart { flow: i as u32 },
-                },
-            )
-        })
-    }
-}
-
 /// How wide a window is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowMode {
@@ -162,218 +72,10 @@ pub enum WindowMode {
 /// Run parameters of the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
-    /// Worker threads (1 = no thread pool).
+    /// Threads (1 = the calling thread alone, no workers).
     pub threads: usize,
     /// Window width.
     pub window: WindowMode,
     /// Stop before events at or after this time; `None` runs until no event is left.
     pub end: Option<SimTime>,
-}
-
-/// Totals of one run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunStats {
-    /// Events handled.
-    pub events: u64,
-    /// Packet transmissions (packets × egress ports traversed).
-    pub packet_hops: u64,
-    /// Packets dropped.
-    pub drops: u64,
-    /// Packets that found no route.
-    pub misrouted: u64,
-    /// Windows executed (the reference engine reports 0).
-    pub windows: u64,
-    /// Time of the last useful event handled (stale or cancelled timers do not count).
-    pub last_event: SimTime,
-    /// Window width used (the lookahead in exact mode).
-    pub window: SimTime,
-}
-
-/// Counters of one egress port at the end of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PortOutcome {
-    /// Global port id.
-    pub port: u32,
-    /// Packets transmitted.
-    pub tx_packets: u64,
-    /// Bytes transmitted.
-    pub tx_bytes: u64,
-    /// Packets dropped.
-    pub drops: u64,
-    /// Largest queue seen, packets.
-    pub max_queue_packets: u64,
-    /// Largest queue seen, bytes.
-    pub max_queue_bytes: u64,
-    /// Packets still waiting at the end.
-    pub queued_at_end: u64,
-    /// Packets lost on the wire.
-    pub lost: u64,
-    /// Packets a trTCM policer colored yellow (forwarded).
-    pub yellow: u64,
-    /// Packets the queue element marked (ECN CE or DECbit).
-    pub ecn_marks: u64,
-}
-
-/// What a run produced.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunOutput {
-    /// One outcome per flow, by flow id.
-    pub flows: Vec<FlowOutcome>,
-    /// Counters of every port that carried traffic, by global port id.
-    pub ports: Vec<PortOutcome>,
-    /// Totals.
-    pub stats: RunStats,
-    /// Delivered data packets, sorted, when the model asked for them.
-    pub deliveries: Vec<Delivery>,
-    /// PFC: every PAUSE and RESUME frame sent, sorted by time, node, port.
-    pub pfc_events: Vec<crate::pfc::PfcEvent>,
-    /// PFC: lossless arrivals beyond `xoff + headroom` (the headroom was too small).
-    pub pfc_headroom_exceeded: u64,
-    /// PFC: a cycle of nodes whose ports towards the next one were still paused with
-    /// packets waiting when the run ended (a deadlock), if any.
-    pub pfc_deadlock: Option<Vec<u32>>,
-}
-
-/// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
-pub(crate) fn collect_output<'a>(
-    model: &Model,
-    states: impl Iterator<Item = &'a NodeState>,
-    mut stats: RunStats,
-) -> RunOutput {
-    let n = model.flows.len();
-    let mut flows: Vec<FlowOutcome> = (0..n as u32)
-        .map(|flow| FlowOutcome {
-            flow,
-            packets_sent: 0,
-            packets_delivered: 0,
-            packets_dropped: 0,
-            ecn_marks: 0,
-            retransmits: 0,
-            fast_retransmits: 0,
-            timeouts: 0,
-            start: None,
-            deps_done: None,
-            end: None,
-            failure: None,
-        })
-        .collect();
-    let mut ports = BTreeMap::new();
-    let mut counters = NodeCounters::default();
-    let mut deliveries = Vec::new();
-    let mut pfc_events = Vec::new();
-    let mut pfc_headroom_exceeded = 0;
-    let mut stuck = Vec::new();
-    let mut by_node: Vec<&NodeState> = states.collect();
-    by_node.sort_by_key(|s| s.node());
-    for state in &by_node {
-        let lp = &state.lp;
-        counters.events += lp.counters.events;
-        counters.packet_hops += lp.counters.packet_hops;
-        counters.drops += lp.counters.drops;
-        counters.misrouted += lp.counters.misrouted;
-        deliveries.extend_from_slice(&lp.deliveries);
-        if let Some(switch) = state.switch() {
-            pfc_events.extend_from_slice(&switch.pfc_events);
-            pfc_headroom_exceeded += switch.pfc.as_ref().map_or(0, |p| p.headroom_exceeded);
-        }
-        for (local, port) in state.ports.iter().enumerate() {
-            if port.paused != 0 && port.queue_len() > 0 {
-                let peer = model.net.port_peer[model.net.port_id(lp.node, local as u32) as usize];
-                stuck.push((lp.node, peer));
-            }
-        }
-        for (&flow, &count) in &lp.flow_drops {
-            flows[flow as usize].packets_dropped += count;
-        }
-        for (&flow, &count) in &lp.flow_marks {
-            flows[flow as usize].ecn_marks += count;
-        }
-        for (local, port) in state.ports.iter().enumerate() {
-            if port.is_used() {
-                let id = model.net.port_id(lp.node, local as u32);
-                ports.insert(id, port_outcome(id, port));
-            }
-        }
-    }
-    for (flow, outcome) in flows.iter_mut().enumerate() {
-        let spec = &model.flows.flows[flow];
-        let find = |node: u32| {
-            by_node
-                .binary_search_by_key(&node, |s| s.node())
-                .ok()
-                .map(|i| by_node[i])
-        };
-        let source = find(spec.src);
-        if let Some(host) = source.and_then(|s| s.host()) {
-            (outcome.start, outcome.deps_done) = host.started(flow as u32, spec, &model.flows);
-        }
-        if let Some(Some(sender)) =
-            source.and_then(|s| s.senders().get(model.flows.src_slot[flow] as usize))
-        {
-            let c = sender.counters();
-            outcome.packets_sent = c.packets_sent;
-            outcome.retransmits = c.retransmits;
-            outcome.fast_retransmits = c.fast_retransmits;
-            outcome.timeouts = c.timeouts;
-            outcome.failure = c.failure;
-        }
-        if let Some(Some(receiver)) =
-            find(spec.dst).and_then(|s| s.receivers().get(model.flows.dst_slot[flow] as usize))
-        {
-            (outcome.packets_delivered, outcome.end) = receiver.outcome();
-        }
-    }
-    stats.events = counters.events;
-    stats.packet_hops = counters.packet_hops;
-    stats.drops = counters.drops;
-    stats.misrouted = counters.misrouted;
-    deliveries.sort_unstable();
-    pfc_events.sort_unstable();
-    RunOutput {
-        flows,
-        ports: ports.into_values().collect(),
-        stats,
-        deliveries,
-        pfc_events,
-        pfc_headroom_exceeded,
-        pfc_deadlock: crate::pfc::find_deadlock(&stuck),
-    }
-}
-
-fn port_outcome(port: u32, state: &PortState) -> PortOutcome {
-    PortOutcome {
-        port,
-        tx_packets: state.tx_packets,
-        tx_bytes: state.tx_bytes,
-        drops: state.drops(),
-        max_queue_packets: state.max_queue_packets(),
-        max_queue_bytes: state.max_queue_bytes(),
-        queued_at_end: state.queue_len() as u64 + state.held() as u64,
-        lost: state.lost(),
-        yellow: state.yellow(),
-        ecn_marks: state.ecn_marks(),
-    }
-}
-
-/// The first fault any LP reported, as an error: a time overflow (lowest node first), else a
-/// telemetry overflow (lowest node first).
-pub(crate) fn overflow_error<'a>(
-    states: impl Iterator<Item = &'a NodeState>,
-) -> Result<(), RunError> {
-    let states: Vec<&NodeState> = states.collect();
-    if let Some((node, at)) = states
-        .iter()
-        .filter_map(|s| s.lp.overflow.map(|at| (s.node(), at)))
-        .min()
-    {
-        return Err(RunError::TimeOverflow { node, at_ps: at.0 });
-    }
-    match states
-        .iter()
-        .filter_map(|s| s.lp.telemetry_overflow.map(|flow| (s.node(), flow)))
-        .min()
-    {
-        Some((node, flow)) => Err(RunError::TelemetryOverflow { flow, node }),
-        None => Ok(()),
-    }
 }

@@ -21,12 +21,14 @@
 //! [`WindowMode::Quantized`] windows are aligned to multiples of `q`, and an arrival due inside
 //! the window it was sent in waits for that window's end: `max(t, window_end)`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use super::chunk::{Chunk, Inbox};
 use super::placement::Placement;
-use super::trace::{CcSample, HopRecord, NoTrace, QueueSample, TraceSink};
+use super::sampling;
+use super::team::{Team, Window};
+use super::trace::{HopRecord, NoTrace, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
 };
@@ -172,55 +174,6 @@ impl<'m> WindowEngine<'m> {
         }
     }
 
-    /// Samples every port that has carried traffic at time `at`.
-    fn sample_queues(&self, at: SimTime, rows: &mut Vec<QueueSample>, trace: &mut impl TraceSink) {
-        for chunk in &self.chunks {
-            for &local in &chunk.allocated {
-                let state = chunk.slots[local as usize].as_ref().expect("allocated");
-                for (port_local, port) in state.ports.iter().enumerate() {
-                    if !port.is_used() {
-                        continue;
-                    }
-                    let row = QueueSample {
-                        time_ps: at.0,
-                        port: self.model.net.port_id(state.node(), port_local as u32),
-                        node: state.node(),
-                        queue_bytes: port.queue_bytes(),
-                        queue_packets: port.queue_len() as u32,
-                        tx_bytes: port.tx_bytes,
-                        tx_packets: port.tx_packets,
-                        drops: port.drops() + port.lost(),
-                        ecn_marks: port.ecn_marks(),
-                    };
-                    rows.push(row);
-                }
-            }
-        }
-        rows.sort_unstable_by_key(|r| r.port);
-        trace.samples(rows);
-    }
-
-    /// Samples the congestion control of every running TCP or RDMA flow (of the sampled flows) at
-    /// time `at`.
-    fn sample_cc(&self, at: SimTime, rows: &mut Vec<CcSample>, trace: &mut impl TraceSink) {
-        let keep = self.model.trace.cc_flows.as_deref();
-        for chunk in &self.chunks {
-            for &local in &chunk.allocated {
-                let state = chunk.slots[local as usize].as_ref().expect("allocated");
-                for sender in state.senders().iter().flatten() {
-                    let Some(row) = sender.cc_sample(at) else {
-                        continue;
-                    };
-                    if keep.is_none_or(|k| k.get(row.flow as usize).copied().unwrap_or(false)) {
-                        rows.push(row);
-                    }
-                }
-            }
-        }
-        rows.sort_unstable_by_key(|r| r.flow);
-        trace.cc_samples(rows);
-    }
-
     fn run_loop(
         mut self,
         mut progress: impl FnMut(SimTime),
@@ -263,11 +216,11 @@ impl<'m> WindowEngine<'m> {
             // Every event before `start` is done: the state now is the state at each sample
             // time up to `start`.
             while next_sample <= start {
-                self.sample_queues(next_sample, &mut sample_rows, trace);
+                sampling::queues(&self.chunks, model, next_sample, &mut sample_rows, trace);
                 next_sample = next_sample.saturating_add(interval.expect("sampling on"));
             }
             while next_cc <= start {
-                self.sample_cc(next_cc, &mut cc_rows, trace);
+                sampling::cc(&self.chunks, model, next_cc, &mut cc_rows, trace);
                 next_cc = next_cc.saturating_add(cc_interval.expect("sampling on"));
             }
             let window_end = match quantum {
@@ -342,7 +295,7 @@ impl<'m> WindowEngine<'m> {
             .unwrap_or(SimTime::ZERO);
         // One final sample at or after the last event captures the end state.
         if interval.is_some() && next_sample < end && next_sample != SimTime::MAX {
-            self.sample_queues(next_sample, &mut sample_rows, trace);
+            sampling::queues(&self.chunks, model, next_sample, &mut sample_rows, trace);
         }
         let stats = self.stats;
         Ok(collect_output(
@@ -353,152 +306,5 @@ impl<'m> WindowEngine<'m> {
                 .map(|state| &**state),
             stats,
         ))
-    }
-}
-
-/// What every chunk does in one window.
-#[derive(Clone, Copy)]
-struct Window {
-    bound: SimTime,
-    not_before: Option<SimTime>,
-}
-
-impl Window {
-    /// Each chunk takes the messages of the previous window, then runs its LPs due before
-    /// `bound`.
-    fn run(
-        self,
-        chunks: &mut [Chunk],
-        inboxes: &mut [Inbox],
-        model: &Model,
-        placement: &Placement,
-    ) {
-        for (chunk, inbox) in chunks.iter_mut().zip(inboxes.iter_mut()) {
-            chunk.deliver(inbox, model, self.not_before);
-            chunk.process(self.bound, model, placement);
-        }
-    }
-}
-
-/// One worker's share of a window: its chunks (moved to it and back each window, into vectors
-/// that keep their capacity) and the window.
-struct Job {
-    chunks: Vec<Chunk>,
-    inboxes: Vec<Inbox>,
-    window: Window,
-}
-
-/// Worker threads kept running for the whole run, as Days does: between windows they spin on
-/// a flag instead of sleeping, so a window's fork and join cost no system call. Worker `w`
-/// handles the `w + 1`-th contiguous block of chunks; the calling thread the first. The
-/// chunks are independent within a window, so who runs which never changes a result.
-struct Team {
-    quit: AtomicBool,
-    posted: Vec<AtomicBool>,
-    finished: Vec<AtomicBool>,
-    slots: Vec<Mutex<Job>>,
-}
-
-impl Team {
-    fn new(workers: usize) -> Team {
-        Team {
-            quit: AtomicBool::new(false),
-            posted: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            finished: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            slots: (0..workers)
-                .map(|_| {
-                    Mutex::new(Job {
-                        chunks: Vec::new(),
-                        inboxes: Vec::new(),
-                        window: Window {
-                            bound: SimTime::ZERO,
-                            not_before: None,
-                        },
-                    })
-                })
-                .collect(),
-        }
-    }
-
-    /// Worker `w`'s loop: wait (spinning) for a job, run it, hand it back.
-    fn work(&self, w: usize, model: &Model, placement: &Placement) {
-        loop {
-            let mut wait = Backoff::default();
-            while !self.posted[w].load(Ordering::Acquire) {
-                if self.quit.load(Ordering::Acquire) {
-                    return;
-                }
-                wait.snooze();
-            }
-            self.posted[w].store(false, Ordering::Relaxed);
-            let mut guard = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            let job = &mut *guard;
-            job.window
-                .run(&mut job.chunks, &mut job.inboxes, model, placement);
-            drop(guard);
-            self.finished[w].store(true, Ordering::Release);
-        }
-    }
-
-    /// Runs `window` over all chunks: hands each worker its block, runs the first block here,
-    /// then takes the blocks back in order.
-    fn step(
-        &self,
-        chunks: &mut Vec<Chunk>,
-        inboxes: &mut Vec<Inbox>,
-        window: Window,
-        model: &Model,
-        placement: &Placement,
-    ) {
-        let n = chunks.len();
-        let per = n.div_ceil(self.slots.len() + 1);
-        // Worker `w`'s block starts here; a start at or past the end is no block.
-        let block = |w: usize| ((w + 1) * per).min(n);
-        // From the last block down, so each block is the tail of what is left. The chunks move
-        // into the worker's vectors, which keep their capacity: no allocation per window.
-        for w in (0..self.slots.len()).rev() {
-            if block(w) >= n {
-                continue;
-            }
-            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            job.chunks.extend(chunks.drain(block(w)..));
-            job.inboxes.extend(inboxes.drain(block(w)..));
-            job.window = window;
-            drop(job);
-            self.finished[w].store(false, Ordering::Relaxed);
-            self.posted[w].store(true, Ordering::Release);
-        }
-        window.run(chunks, inboxes, model, placement);
-        for w in (0..self.slots.len()).filter(|&w| block(w) < n) {
-            let mut wait = Backoff::default();
-            while !self.finished[w].load(Ordering::Acquire) {
-                wait.snooze();
-            }
-            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            chunks.append(&mut job.chunks);
-            inboxes.append(&mut job.inboxes);
-        }
-    }
-}
-
-/// Waiting for another thread: a short spin, then yielding the core on every try, so a thread
-/// that is waited for gets to run even when there are more threads than cores (tests run
-/// 4-thread engines side by side on 2 cores), and none ever sleeps in the kernel.
-#[derive(Default)]
-struct Backoff {
-    tries: u32,
-}
-
-impl Backoff {
-    /// Spins this many times before yielding.
-    const SPINS: u32 = 128;
-
-    fn snooze(&mut self) {
-        if self.tries < Self::SPINS {
-            self.tries += 1;
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
     }
 }

@@ -73,17 +73,14 @@ impl Drr {
             self.head_credited = false;
         }
     }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.classes.len()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.classes.bytes()
+}
+
+/// What waits (`len`, `is_empty`, `bytes`) is its per-class FIFOs's.
+impl std::ops::Deref for Drr {
+    type Target = ClassQueues;
+    #[inline]
+    fn deref(&self) -> &ClassQueues {
+        &self.classes
     }
 }
 

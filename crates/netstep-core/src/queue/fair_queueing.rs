@@ -39,17 +39,14 @@ impl FairQueueing {
     pub fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Entry> {
         self.queues.pop()
     }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.queues.len()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.queues.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.queues.bytes()
+}
+
+/// What waits (`len`, `is_empty`, `bytes`) is its tagged queues's.
+impl std::ops::Deref for FairQueueing {
+    type Target = TaggedQueues;
+    #[inline]
+    fn deref(&self) -> &TaggedQueues {
+        &self.queues
     }
 }
 

@@ -279,7 +279,7 @@ impl Queue {
     /// which marks only while more than K bytes wait. WRR remembers the class it visits, the
     /// fair-queueing disciplines keep virtual time, RED its average and DECbit its cycle, so
     /// they are always consulted. The port skips the queue for such packets
-    /// ([`crate::network::Network::empty_passes_through`]); property test
+    /// ([`crate::network::Network::skips_empty_queue`]); property test
     /// `skipping_an_empty_queue_equals_queueing`.
     #[inline]
     pub const fn passes_when_empty(&self) -> bool {

@@ -33,17 +33,14 @@ impl StrictPriority {
             .find(|&c| paused & (1 << c) == 0 && self.classes.class_len(c) > 0)?;
         self.classes.pop(class)
     }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.classes.len()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.classes.bytes()
+}
+
+/// What waits (`len`, `is_empty`, `bytes`) is its per-class FIFOs's.
+impl std::ops::Deref for StrictPriority {
+    type Target = ClassQueues;
+    #[inline]
+    fn deref(&self) -> &ClassQueues {
+        &self.classes
     }
 }
 

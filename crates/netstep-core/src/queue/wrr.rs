@@ -46,17 +46,14 @@ impl Wrr {
             self.sent = 0;
         }
     }
-    /// Packets waiting.
-    pub fn len(&self) -> usize {
-        self.classes.len()
-    }
-    /// True when nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
-    }
-    /// Bytes waiting.
-    pub fn bytes(&self) -> u64 {
-        self.classes.bytes()
+}
+
+/// What waits (`len`, `is_empty`, `bytes`) is its per-class FIFOs's.
+impl std::ops::Deref for Wrr {
+    type Target = ClassQueues;
+    #[inline]
+    fn deref(&self) -> &ClassQueues {
+        &self.classes
     }
 }
 

@@ -5,8 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::Model;
-use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
+use crate::engine::event::{
+    Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase, TimerSide,
+};
+use crate::engine::model::Model;
 use crate::engine::trace::{DropReason, HopRecord};
 use crate::packet::Packet;
 use crate::queue::Entry;
@@ -147,6 +149,27 @@ impl Lp {
             key: EventKey::new(at, phase, now),
             kind,
         });
+    }
+
+    /// Schedules the timers a transport of `flow` (on `side`) asked for, in the order given,
+    /// emptying `timers`.
+    pub(super) fn schedule_timers(
+        &mut self,
+        flow: u32,
+        side: TimerSide,
+        timers: &mut Vec<(SimTime, u32)>,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        for (at, token) in timers.drain(..) {
+            let kind = EventKind::Timer {
+                flow,
+                token,
+                side,
+                seq: 0,
+            };
+            self.schedule_local(at, now, Phase::Timer, kind, sink);
+        }
     }
 
     /// Counts a packet of `flow` lost here (dropped by a queue element or on the wire).

@@ -5,7 +5,8 @@
 //! A node is its bookkeeping ([`lp`]: counters, hop records, telemetry, its own events), its
 //! egress ports (`port`: the pipeline admission → queueing → shaper → transmitter, with
 //! PFC's control lane) and its role, which owns everything else:
-//! - `host`: transports, the NIC with its socket queues and backpressure, delivery;
+//! - `host`: transports, flows waiting for others, delivery, and in front of its port the
+//!   NIC (`nic`: socket queues, admission, stamping, backpressure, the pulling NIC);
 //! - `switch`: forwarding (routing, load balancing, explicit paths) and PFC accounting.
 //!
 //! Each part is borrowed on its own: an event at a host or switch gets the LP bookkeeping and
@@ -14,16 +15,22 @@
 
 mod host;
 pub mod lp;
+mod nic;
 mod port;
 mod switch;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
 
-pub use host::HostState;
+pub use host::{HostState, Waiting};
 pub use lp::{Delivery, Lp, NodeCounters};
+pub use nic::Nic;
 pub use port::{PortCold, PortState};
 pub use switch::SwitchState;
 
-use super::Model;
 use super::event::{Event, EventSink};
+use super::model::Model;
 use crate::topology::NodeKind;
 use crate::transport::{Receiver, Sender};
 

@@ -6,15 +6,15 @@
 
 use super::lp::Lp;
 use super::port::{Egress, Owner, PortState};
-use crate::balance::{BalanceState, PortLoad};
-use crate::engine::Model;
+use crate::balance::BalanceState;
 use crate::engine::event::{Event, EventKind, EventSink};
+use crate::engine::model::Model;
 use crate::network::ecmp_hash;
 use crate::packet::{Packet, PacketKind};
 use crate::pfc::{FrameRequest, PfcEvent, PfcIngress};
 use crate::queue::Entry;
 use crate::shaping::TokenBucketSpec;
-use crate::units::{Bytes, SimTime};
+use crate::units::SimTime;
 
 /// The state of a switch beyond its ports.
 #[derive(Clone, Debug, Default)]
@@ -70,7 +70,7 @@ impl Owner for SwitchState {
         sink: &mut S,
     ) {
         let Some(spec) = &eg.model.pfc else { return };
-        let degree = eg.ports.len() as u32;
+        let degree = eg.degree();
         let ing = self.pfc.get_or_insert_with(|| {
             Box::new(match spec.dynamic() {
                 None => PfcIngress::new(degree),
@@ -81,25 +81,6 @@ impl Owner for SwitchState {
         if ing.arrived(spec, ingress, class, packet.size_bytes) == Some(FrameRequest::Pause) {
             self.send_frame(eg, ingress as u32, class, true, now, sink);
         }
-    }
-}
-
-/// The adaptive mode's view of a switch's ports.
-struct Ports<'a> {
-    ports: &'a [PortState],
-    model: &'a Model,
-    node: u32,
-}
-
-impl PortLoad for Ports<'_> {
-    fn drain_time(&self, local: u32, now: SimTime) -> SimTime {
-        let port = &self.ports[local as usize];
-        let rate = self
-            .model
-            .net
-            .class_of(self.model.net.port_id(self.node, local))
-            .rate;
-        port.busy_until.max(now) + rate.serialization(Bytes(port.queue_bytes()))
     }
 }
 
@@ -114,7 +95,7 @@ impl SwitchState {
         sink: &mut impl EventSink,
     ) -> bool {
         let now = event.key.time;
-        let mut eg = Egress { lp, ports, model };
+        let mut eg = Egress::new(lp, ports, model);
         match event.kind {
             EventKind::PortReady { port, .. } => eg.ready(self, port, now, sink),
             EventKind::Arrive(packet) if packet.kind == PacketKind::Pause => {
@@ -198,26 +179,19 @@ impl SwitchState {
                     &mut state.candidates,
                 )
             }
-            _ => {
-                let load = Ports {
-                    ports: eg.ports,
-                    model,
-                    node,
-                };
-                state.choose(
-                    &model.balance,
-                    &model.net,
-                    node,
-                    packet,
-                    now,
-                    model.seed,
-                    &load,
-                    |out| match failures {
-                        Some(f) => f.next_hops(&model.net, node, packet.dst, now, out),
-                        None => model.net.next_hops(node, packet.dst, out),
-                    },
-                )
-            }
+            _ => state.choose(
+                &model.balance,
+                &model.net,
+                node,
+                packet,
+                now,
+                model.seed,
+                eg,
+                |out| match failures {
+                    Some(f) => f.next_hops(&model.net, node, packet.dst, now, out),
+                    None => model.net.next_hops(node, packet.dst, out),
+                },
+            ),
         }
     }
 }

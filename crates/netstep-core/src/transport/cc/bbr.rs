@@ -16,7 +16,7 @@
 //! the data acknowledged. Delivery rates come from the sender's per-segment rate samples
 //! (draft-cheng-iccrg-delivery-rate-estimation), in segments per second.
 
-use super::AckSample;
+use super::{AckSample, Algorithm};
 use crate::units::SimTime;
 
 /// Startup's pacing and cwnd gain, `2 / ln 2`.
@@ -74,11 +74,13 @@ pub struct Bbr {
     probe_rtt_round_done: bool,
     prior_cwnd: f64,
     initial_cwnd: f64,
+    /// Bits of one segment on the wire (rates in segments per second to bit/s).
+    segment_bits: f64,
 }
 
 impl Bbr {
-    /// Starts in Startup with `initial_cwnd` segments.
-    pub fn new(initial_cwnd: u32) -> Bbr {
+    /// Starts in Startup with `initial_cwnd` segments of `segment_bits` each on the wire.
+    pub fn new(initial_cwnd: u32, segment_bits: f64) -> Bbr {
         let initial = (initial_cwnd as f64).max(MIN_CWND);
         Bbr {
             cwnd: initial,
@@ -101,78 +103,13 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: 0.0,
             initial_cwnd: initial,
+            segment_bits,
         }
     }
 
     /// The estimated bandwidth-delay product, segments.
     pub fn bdp(&self) -> Option<f64> {
         self.rt_prop.map(|rtt| self.btl_bw * rtt)
-    }
-
-    /// An ACK of new data (cumulative or selective) outside recovery, or inside it.
-    pub fn on_ack(&mut self, ack: &AckSample) {
-        let inflight = ack.high.saturating_sub(ack.una) as f64;
-        // A new round trip starts when a segment sent after the last round's start is
-        // delivered.
-        let mut round_start = false;
-        if let Some(sample) = ack.rate {
-            if sample.prior_delivered >= self.next_round_delivered {
-                self.next_round_delivered = ack.delivered;
-                self.round += 1;
-                round_start = true;
-            }
-            self.update_btl_bw(sample.rate);
-        }
-        let rt_prop_expired = self.update_rt_prop(ack.rtt, ack.now);
-        if self.mode == Mode::ProbeBw {
-            self.advance_cycle(ack.now, inflight);
-        }
-        if round_start && !self.filled_pipe {
-            if self.btl_bw >= self.full_bw * 1.25 {
-                self.full_bw = self.btl_bw;
-                self.full_bw_rounds = 0;
-            } else {
-                self.full_bw_rounds += 1;
-                if self.full_bw_rounds >= 3 {
-                    self.filled_pipe = true;
-                }
-            }
-        }
-        if self.mode == Mode::Startup && self.filled_pipe {
-            self.mode = Mode::Drain;
-            self.pacing_gain = 1.0 / HIGH_GAIN;
-            self.cwnd_gain = HIGH_GAIN;
-        }
-        if self.mode == Mode::Drain && self.bdp().is_some_and(|bdp| inflight <= bdp) {
-            self.enter_probe_bw(ack.now);
-        }
-        self.check_probe_rtt(ack, inflight, round_start, rt_prop_expired);
-        // Pacing rate: gain x BtlBw (never lowered during Startup).
-        if self.btl_bw > 0.0 {
-            let rate = self.pacing_gain * self.btl_bw;
-            if self.filled_pipe || self.pacing_rate.is_none_or(|r| rate > r) {
-                self.pacing_rate = Some(rate);
-            }
-        } else if let (None, Some(rtt)) = (self.pacing_rate, self.rt_prop) {
-            self.pacing_rate = Some(HIGH_GAIN * self.cwnd / rtt.max(1e-9));
-        }
-        // Window: grow by the data acknowledged towards cwnd_gain x BDP.
-        let acked = ack.acked as f64;
-        match self.bdp() {
-            Some(bdp) if self.btl_bw > 0.0 => {
-                let target = (self.cwnd_gain * bdp + 3.0).max(MIN_CWND);
-                if self.filled_pipe {
-                    self.cwnd = (self.cwnd + acked).min(target);
-                } else if self.cwnd < target || (ack.delivered as f64) < self.initial_cwnd {
-                    self.cwnd += acked;
-                }
-            }
-            _ => self.cwnd += acked,
-        }
-        self.cwnd = self.cwnd.max(MIN_CWND);
-        if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(MIN_CWND);
-        }
     }
 
     fn update_btl_bw(&mut self, rate: f64) {
@@ -269,27 +206,103 @@ impl Bbr {
             None => {}
         }
     }
+}
+
+impl Algorithm for Bbr {
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// An ACK of new data (cumulative or selective) outside recovery, or inside it.
+    fn on_ack(&mut self, ack: &AckSample) {
+        let inflight = ack.high.saturating_sub(ack.una) as f64;
+        // A new round trip starts when a segment sent after the last round's start is
+        // delivered.
+        let mut round_start = false;
+        if let Some(sample) = ack.rate {
+            if sample.prior_delivered >= self.next_round_delivered {
+                self.next_round_delivered = ack.delivered;
+                self.round += 1;
+                round_start = true;
+            }
+            self.update_btl_bw(sample.rate);
+        }
+        let rt_prop_expired = self.update_rt_prop(ack.rtt, ack.now);
+        if self.mode == Mode::ProbeBw {
+            self.advance_cycle(ack.now, inflight);
+        }
+        if round_start && !self.filled_pipe {
+            if self.btl_bw >= self.full_bw * 1.25 {
+                self.full_bw = self.btl_bw;
+                self.full_bw_rounds = 0;
+            } else {
+                self.full_bw_rounds += 1;
+                if self.full_bw_rounds >= 3 {
+                    self.filled_pipe = true;
+                }
+            }
+        }
+        if self.mode == Mode::Startup && self.filled_pipe {
+            self.mode = Mode::Drain;
+            self.pacing_gain = 1.0 / HIGH_GAIN;
+            self.cwnd_gain = HIGH_GAIN;
+        }
+        if self.mode == Mode::Drain && self.bdp().is_some_and(|bdp| inflight <= bdp) {
+            self.enter_probe_bw(ack.now);
+        }
+        self.check_probe_rtt(ack, inflight, round_start, rt_prop_expired);
+        // Pacing rate: gain x BtlBw (never lowered during Startup).
+        if self.btl_bw > 0.0 {
+            let rate = self.pacing_gain * self.btl_bw;
+            if self.filled_pipe || self.pacing_rate.is_none_or(|r| rate > r) {
+                self.pacing_rate = Some(rate);
+            }
+        } else if let (None, Some(rtt)) = (self.pacing_rate, self.rt_prop) {
+            self.pacing_rate = Some(HIGH_GAIN * self.cwnd / rtt.max(1e-9));
+        }
+        // Window: grow by the data acknowledged towards cwnd_gain x BDP.
+        let acked = ack.acked as f64;
+        match self.bdp() {
+            Some(bdp) if self.btl_bw > 0.0 => {
+                let target = (self.cwnd_gain * bdp + 3.0).max(MIN_CWND);
+                if self.filled_pipe {
+                    self.cwnd = (self.cwnd + acked).min(target);
+                } else if self.cwnd < target || (ack.delivered as f64) < self.initial_cwnd {
+                    self.cwnd += acked;
+                }
+            }
+            _ => self.cwnd += acked,
+        }
+        self.cwnd = self.cwnd.max(MIN_CWND);
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(MIN_CWND);
+        }
+    }
 
     /// Loss recovery starts: packet conservation (the window is what is in flight).
-    pub fn on_congestion(&mut self, flight: u32) {
+    fn on_congestion(&mut self, flight: u32) {
         self.prior_cwnd = self.cwnd;
         self.cwnd = (flight as f64).max(MIN_CWND);
     }
 
     /// Recovery ended: the window before it comes back.
-    pub fn on_recovery_exit(&mut self) {
+    fn on_recovery_exit(&mut self, _flight: u32) {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 
     /// A timeout: one segment; the window grows back by the data acknowledged.
-    pub fn on_timeout(&mut self) {
+    fn on_timeout(&mut self, _flight: u32) {
         self.prior_cwnd = self.cwnd;
         self.cwnd = 1.0;
     }
 
-    /// Pacing rate in bit/s for segments of `segment_bits`.
-    pub fn pacing_rate_bps(&self, segment_bits: f64) -> Option<f64> {
-        self.pacing_rate.map(|r| r * segment_bits)
+    /// Pacing rate in bit/s: `pacing_gain x BtlBw`.
+    fn pacing_rate(&self) -> Option<f64> {
+        self.pacing_rate.map(|r| r * self.segment_bits)
+    }
+
+    fn btl_bw_bps(&self) -> Option<f64> {
+        (self.btl_bw > 0.0).then_some(self.btl_bw * self.segment_bits)
     }
 }
 
@@ -323,7 +336,7 @@ mod tests {
 
     #[test]
     fn startup_ends_on_a_bandwidth_plateau_and_probe_bw_caps_the_window_at_two_bdp() {
-        let mut b = Bbr::new(10);
+        let mut b = Bbr::new(10, 12_000.0);
         let (mut now, mut delivered) = (SimTime::ZERO, 0);
         // 10,000 segments/s and 10 ms: a BDP of 100 segments.
         drive(&mut b, &mut now, &mut delivered, 2_000, 10_000.0, 0.01);
@@ -339,7 +352,7 @@ mod tests {
 
     #[test]
     fn the_cycle_probes_then_drains_and_probe_rtt_comes_every_ten_seconds() {
-        let mut b = Bbr::new(10);
+        let mut b = Bbr::new(10, 12_000.0);
         let (mut now, mut delivered) = (SimTime::ZERO, 0);
         drive(&mut b, &mut now, &mut delivered, 2_000, 10_000.0, 0.01);
         let mut gains = Vec::new();

@@ -11,7 +11,7 @@
 //! with `K = 0` and `W_max` the window at its start. Slow start is RFC 5681's with the ABC limit
 //! (no HyStart).
 
-use super::AckSample;
+use super::{AckSample, Algorithm};
 use crate::units::SimTime;
 
 /// RFC 9438 constant C, segments per second cubed.
@@ -57,8 +57,30 @@ impl Cubic {
         C * (t - self.k).powi(3) + self.w_max
     }
 
+    /// A new epoch begins at the next avoidance ACK, from the reduced window.
+    fn start_epoch(&mut self) {
+        self.epoch = None;
+        // K from the reduced window: W(0) = cwnd.
+        self.k = ((self.w_max - self.cwnd).max(0.0) / C).cbrt();
+        self.w_est = self.cwnd;
+    }
+}
+
+impl Algorithm for Cubic {
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    fn w_max(&self) -> Option<f64> {
+        (self.w_max > 0.0).then_some(self.w_max)
+    }
+
     /// New data acknowledged outside recovery.
-    pub fn on_ack(&mut self, ack: &AckSample) {
+    fn on_ack(&mut self, ack: &AckSample) {
         if self.cwnd < self.ssthresh {
             self.cwnd += ack.slow_start_increase();
             return;
@@ -91,7 +113,7 @@ impl Cubic {
     }
 
     /// Loss detected with `flight` segments outstanding (fast recovery starts).
-    pub fn on_congestion(&mut self, flight: u32) {
+    fn on_congestion(&mut self, flight: u32) {
         let cwnd = self.cwnd;
         self.cwnd_prior = cwnd;
         self.w_max = if cwnd < self.w_max {
@@ -106,26 +128,18 @@ impl Cubic {
     }
 
     /// Recovery ended: the window is the reduced one.
-    pub fn on_recovery_exit(&mut self, _flight: u32) {
+    fn on_recovery_exit(&mut self, _flight: u32) {
         self.cwnd = self.ssthresh;
     }
 
     /// A retransmission timeout (§4.8): ssthresh as for a loss, one segment, and the next
     /// avoidance stage starts from its own window with K = 0.
-    pub fn on_timeout(&mut self, flight: u32) {
+    fn on_timeout(&mut self, flight: u32) {
         self.cwnd_prior = self.cwnd;
         self.ssthresh = (flight as f64 * BETA).max(2.0);
         self.cwnd = 1.0;
         self.w_max = 0.0;
         self.epoch = None;
-    }
-
-    /// A new epoch begins at the next avoidance ACK, from the reduced window.
-    fn start_epoch(&mut self) {
-        self.epoch = None;
-        // K from the reduced window: W(0) = cwnd.
-        self.k = ((self.w_max - self.cwnd).max(0.0) / C).cbrt();
-        self.w_est = self.cwnd;
     }
 }
 

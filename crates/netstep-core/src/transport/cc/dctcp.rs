@@ -7,7 +7,7 @@
 //! loss are NewReno's. `alpha` starts at 1 (Linux's
 //! `dctcp_alpha_on_init`), so the first marks halve the window.
 
-use super::{AckSample, NewReno};
+use super::{AckSample, Algorithm, NewReno};
 
 /// DCTCP state, in segments.
 #[derive(Clone, Debug)]
@@ -40,10 +40,25 @@ impl Dctcp {
             cwr_end: None,
         }
     }
+}
+
+/// NewReno's window with DCTCP's reaction to marks.
+impl Algorithm for Dctcp {
+    fn cwnd(&self) -> f64 {
+        self.reno.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.reno.ssthresh
+    }
+
+    fn alpha(&self) -> Option<f64> {
+        Some(self.alpha)
+    }
 
     /// New data acknowledged: update alpha at the end of each window; cut once per round
     /// trip on ECE, else grow as NewReno.
-    pub fn on_ack(&mut self, ack: &AckSample) {
+    fn on_ack(&mut self, ack: &AckSample) {
         self.acked += ack.acked;
         if ack.ece {
             self.acked_ece += ack.acked;
@@ -69,6 +84,18 @@ impl Dctcp {
             // As Linux's CWR state: no growth until the reduced round trip is acknowledged.
             self.reno.on_ack(ack);
         }
+    }
+
+    fn on_congestion(&mut self, flight: u32) {
+        self.reno.on_congestion(flight);
+    }
+
+    fn on_recovery_exit(&mut self, flight: u32) {
+        self.reno.on_recovery_exit(flight);
+    }
+
+    fn on_timeout(&mut self, flight: u32) {
+        self.reno.on_timeout(flight);
     }
 }
 

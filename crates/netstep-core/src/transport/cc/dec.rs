@@ -8,7 +8,7 @@
 //! `cwnd + 1`. A timeout sets the window to one segment, and the sender goes back N (no fast
 //! retransmit: the scenario loader turns it and SACK off).
 
-use super::AckSample;
+use super::{AckSample, Algorithm};
 
 /// Multiplicative decrease factor of the DECbit rule.
 pub const DECREASE: f64 = 0.875;
@@ -43,24 +43,6 @@ impl Dec {
         }
     }
 
-    /// New data acknowledged.
-    pub fn on_ack(&mut self, ack: &AckSample) {
-        self.last_high = ack.high;
-        match self.count_until {
-            None => {
-                if ack.una >= self.wait_until {
-                    // The packets sent after the last change start arriving: count this ACK
-                    // and those of everything in flight now (one window).
-                    self.count_until = Some(ack.high.max(ack.una));
-                    self.acked = 0;
-                    self.marked = 0;
-                    self.count(ack);
-                }
-            }
-            Some(_) => self.count(ack),
-        }
-    }
-
     fn count(&mut self, ack: &AckSample) {
         if let Some(end) = self.count_until {
             self.acked += ack.acked;
@@ -78,9 +60,38 @@ impl Dec {
             }
         }
     }
+}
+
+impl Algorithm for Dec {
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// New data acknowledged.
+    fn on_ack(&mut self, ack: &AckSample) {
+        self.last_high = ack.high;
+        match self.count_until {
+            None => {
+                if ack.una >= self.wait_until {
+                    // The packets sent after the last change start arriving: count this ACK
+                    // and those of everything in flight now (one window).
+                    self.count_until = Some(ack.high.max(ack.una));
+                    self.acked = 0;
+                    self.marked = 0;
+                    self.count(ack);
+                }
+            }
+            Some(_) => self.count(ack),
+        }
+    }
+
+    /// No fast recovery: a loss is treated as a timeout.
+    fn on_congestion(&mut self, flight: u32) {
+        self.on_timeout(flight);
+    }
 
     /// A timeout: one segment, and a fresh cycle after the packets already sent.
-    pub fn on_timeout(&mut self) {
+    fn on_timeout(&mut self, _flight: u32) {
         self.cwnd = 1.0;
         self.wait_until = self.last_high;
         self.count_until = None;
@@ -126,7 +137,7 @@ mod tests {
         // Then a counted window with every bit set: x 0.875.
         acks(&mut d, &mut una, 11, true);
         assert!((d.cwnd - 9.0 * 0.875).abs() < 1e-9, "{}", d.cwnd);
-        d.on_timeout();
+        d.on_timeout(0);
         assert_eq!(d.cwnd, 1.0);
     }
 }

@@ -4,7 +4,7 @@
 //! timeout sets `ssthresh = max(FlightSize / 2, 2)` and the window to one segment, and the sender
 //! goes back N (no fast retransmit: the scenario loader turns it and SACK off).
 
-use super::AckSample;
+use super::{AckSample, Algorithm};
 
 /// Jacobson-Karels window state, in segments.
 #[derive(Clone, Debug)]
@@ -24,8 +24,24 @@ impl Jk {
         }
     }
 
+    /// A loss: half the flight becomes the threshold, one segment the window.
+    pub fn on_loss(&mut self, flight: u32) {
+        self.ssthresh = (flight as f64 / 2.0).max(2.0);
+        self.cwnd = 1.0;
+    }
+}
+
+impl Algorithm for Jk {
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
     /// Slow start below `ssthresh`, linear growth above.
-    pub fn on_ack(&mut self, ack: &AckSample) {
+    fn on_ack(&mut self, ack: &AckSample) {
         let acked = ack.acked as f64;
         if self.cwnd < self.ssthresh {
             self.cwnd += acked;
@@ -34,10 +50,13 @@ impl Jk {
         }
     }
 
-    /// A loss: half the flight becomes the threshold, one segment the window.
-    pub fn on_loss(&mut self, flight: u32) {
-        self.ssthresh = (flight as f64 / 2.0).max(2.0);
-        self.cwnd = 1.0;
+    /// No fast recovery; a loss is treated as at a timeout.
+    fn on_congestion(&mut self, flight: u32) {
+        self.on_loss(flight);
+    }
+
+    fn on_timeout(&mut self, flight: u32) {
+        self.on_loss(flight);
     }
 }
 

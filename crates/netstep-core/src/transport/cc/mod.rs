@@ -1,7 +1,7 @@
 //! Congestion control, separate from loss recovery: the reliable TCP sender
 //! ([`crate::transport::tcp`]) decides *what* to send (new data, which hole to repair) and
-//! asks a [`CongestionControl`] *how much* may be in flight. One file per algorithm, dispatched
-//! through the enum (no `dyn`). The sender keeps delivery-rate samples for algorithms that ask
+//! asks a [`CongestionControl`] *how much* may be in flight. One file per algorithm, each
+//! implementing the [`Algorithm`] trait, dispatched through the enum (no `dyn`). The sender keeps delivery-rate samples for algorithms that ask
 //! for them ([`CcSpec::needs_rate_samples`], BBR) and passes them in [`AckSample::rate`].
 //!
 //! The sender reports events in segments:
@@ -166,6 +166,60 @@ pub struct RateSample {
     pub prior_delivered: u32,
 }
 
+/// One congestion-control algorithm: what the reliable sender tells it and asks of it, in
+/// segments. Each algorithm implements it in its own file; [`CongestionControl`] dispatches
+/// to them by `match` (enum dispatch, no `dyn`).
+pub trait Algorithm {
+    /// Congestion window in segments.
+    fn cwnd(&self) -> f64;
+    /// Slow-start threshold in segments (infinite for algorithms without one).
+    fn ssthresh(&self) -> f64 {
+        f64::INFINITY
+    }
+    /// New data acknowledged outside loss recovery.
+    fn on_ack(&mut self, ack: &AckSample);
+    /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
+    fn on_congestion(&mut self, flight: u32);
+    /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
+    fn on_recovery_exit(&mut self, _flight: u32) {}
+    /// A retransmission timeout with `flight` segments outstanding.
+    fn on_timeout(&mut self, flight: u32);
+    /// The rate (bits per second) at which the sender spaces its segments, or `None` to send
+    /// as the window allows.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+    /// DCTCP's `alpha` (`None` for algorithms without one).
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+    /// CUBIC's `W_max` (`None` for other algorithms or before it is set).
+    fn w_max(&self) -> Option<f64> {
+        None
+    }
+    /// BBR's bottleneck bandwidth estimate in bit/s (`None` for other algorithms or before
+    /// a sample).
+    fn btl_bw_bps(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Evaluates `$body` with `$c` bound to the algorithm inside any [`CongestionControl`]
+/// variant (the one place that lists them for dispatch).
+macro_rules! each_algorithm {
+    ($cc:expr, $c:ident => $body:expr) => {
+        match $cc {
+            CongestionControl::NewReno($c) => $body,
+            CongestionControl::Dctcp($c) => $body,
+            CongestionControl::Cubic($c) => $body,
+            CongestionControl::Generic($c) => $body,
+            CongestionControl::Jk($c) => $body,
+            CongestionControl::Dec($c) => $body,
+            CongestionControl::Bbr($c) => $body,
+        }
+    };
+}
+
 /// The state of one flow's congestion control.
 #[derive(Clone, Debug)]
 pub enum CongestionControl {
@@ -182,7 +236,7 @@ pub enum CongestionControl {
     /// REAL's DEC source.
     Dec(Dec),
     /// BBR.
-    Bbr(Box<Bbr>, f64),
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl {
@@ -190,7 +244,7 @@ impl CongestionControl {
     /// the wire.
     pub fn new(spec: CcSpec, initial_cwnd: u32, segment_bits: f64) -> CongestionControl {
         match spec {
-            CcSpec::Bbr => CongestionControl::Bbr(Box::new(Bbr::new(initial_cwnd)), segment_bits),
+            CcSpec::Bbr => CongestionControl::Bbr(Box::new(Bbr::new(initial_cwnd, segment_bits))),
             CcSpec::NewReno => CongestionControl::NewReno(NewReno::new(initial_cwnd)),
             CcSpec::Cubic => CongestionControl::Cubic(Cubic::new(initial_cwnd)),
             CcSpec::Generic => CongestionControl::Generic(Generic::new(initial_cwnd)),
@@ -204,110 +258,47 @@ impl CongestionControl {
     /// Congestion window in segments.
     #[inline]
     pub fn cwnd(&self) -> f64 {
-        match self {
-            CongestionControl::NewReno(c) => c.cwnd,
-            CongestionControl::Cubic(c) => c.cwnd,
-            CongestionControl::Dctcp(c) => c.reno.cwnd,
-            CongestionControl::Generic(c) => c.cwnd,
-            CongestionControl::Jk(c) => c.cwnd,
-            CongestionControl::Dec(c) => c.cwnd,
-            CongestionControl::Bbr(c, _) => c.cwnd,
-        }
+        each_algorithm!(self, c => c.cwnd())
     }
     /// DCTCP's `alpha` (`None` for algorithms without one).
     pub fn alpha(&self) -> Option<f64> {
-        match self {
-            CongestionControl::Dctcp(c) => Some(c.alpha),
-            _ => None,
-        }
+        each_algorithm!(self, c => c.alpha())
     }
     /// CUBIC's `W_max` (`None` for other algorithms or before it is set).
     pub fn w_max(&self) -> Option<f64> {
-        match self {
-            CongestionControl::Cubic(c) => (c.w_max > 0.0).then_some(c.w_max),
-            _ => None,
-        }
+        each_algorithm!(self, c => c.w_max())
     }
     /// Slow-start threshold in segments.
     pub fn ssthresh(&self) -> f64 {
-        match self {
-            CongestionControl::NewReno(c) => c.ssthresh,
-            CongestionControl::Cubic(c) => c.ssthresh,
-            CongestionControl::Dctcp(c) => c.reno.ssthresh,
-            CongestionControl::Jk(c) => c.ssthresh,
-            CongestionControl::Generic(_)
-            | CongestionControl::Dec(_)
-            | CongestionControl::Bbr(..) => f64::INFINITY,
-        }
+        each_algorithm!(self, c => c.ssthresh())
     }
     /// New data acknowledged outside loss recovery.
     #[inline]
     pub fn on_ack(&mut self, ack: &AckSample) {
-        match self {
-            CongestionControl::NewReno(c) => c.on_ack(ack),
-            CongestionControl::Cubic(c) => c.on_ack(ack),
-            CongestionControl::Dctcp(c) => c.on_ack(ack),
-            CongestionControl::Generic(_) => {}
-            CongestionControl::Jk(c) => c.on_ack(ack),
-            CongestionControl::Dec(c) => c.on_ack(ack),
-            CongestionControl::Bbr(c, _) => c.on_ack(ack),
-        }
+        each_algorithm!(self, c => c.on_ack(ack))
     }
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
     pub fn on_congestion(&mut self, flight: u32) {
-        match self {
-            CongestionControl::NewReno(c) => c.on_congestion(flight),
-            CongestionControl::Cubic(c) => c.on_congestion(flight),
-            CongestionControl::Dctcp(c) => c.reno.on_congestion(flight),
-            // REAL's sources never enter fast recovery (no fast retransmit).
-            CongestionControl::Generic(_) => {}
-            CongestionControl::Jk(c) => c.on_loss(flight),
-            CongestionControl::Dec(c) => c.on_timeout(),
-            CongestionControl::Bbr(c, _) => c.on_congestion(flight),
-        }
+        each_algorithm!(self, c => c.on_congestion(flight))
     }
     /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
     pub fn on_recovery_exit(&mut self, flight: u32) {
-        match self {
-            CongestionControl::NewReno(c) => c.on_recovery_exit(flight),
-            CongestionControl::Cubic(c) => c.on_recovery_exit(flight),
-            CongestionControl::Dctcp(c) => c.reno.on_recovery_exit(flight),
-            CongestionControl::Bbr(c, _) => c.on_recovery_exit(),
-            CongestionControl::Generic(_)
-            | CongestionControl::Jk(_)
-            | CongestionControl::Dec(_) => {}
-        }
+        each_algorithm!(self, c => c.on_recovery_exit(flight))
     }
     /// A retransmission timeout with `flight` segments outstanding.
     pub fn on_timeout(&mut self, flight: u32) {
-        match self {
-            CongestionControl::NewReno(c) => c.on_timeout(flight),
-            CongestionControl::Cubic(c) => c.on_timeout(flight),
-            CongestionControl::Dctcp(c) => c.reno.on_timeout(flight),
-            CongestionControl::Generic(_) => {}
-            CongestionControl::Jk(c) => c.on_loss(flight),
-            CongestionControl::Dec(c) => c.on_timeout(),
-            CongestionControl::Bbr(c, _) => c.on_timeout(),
-        }
+        each_algorithm!(self, c => c.on_timeout(flight))
     }
     /// Pacing hook: the rate (bits per second) at which the sender spaces its segments, or
     /// `None` to send as the window allows. BBR paces at `pacing_gain x BtlBw`; the
     /// window-based algorithms do not pace by themselves (`pacing = true` paces any of them
     /// from cwnd / srtt).
     pub fn pacing_rate(&self) -> Option<f64> {
-        match self {
-            CongestionControl::Bbr(c, segment_bits) => c.pacing_rate_bps(*segment_bits),
-            _ => None,
-        }
+        each_algorithm!(self, c => c.pacing_rate())
     }
     /// BBR's bottleneck bandwidth estimate in bit/s (`None` for other algorithms or before
     /// a sample).
     pub fn btl_bw_bps(&self) -> Option<f64> {
-        match self {
-            CongestionControl::Bbr(c, segment_bits) => {
-                (c.btl_bw > 0.0).then_some(c.btl_bw * segment_bits)
-            }
-            _ => None,
-        }
+        each_algorithm!(self, c => c.btl_bw_bps())
     }
 }

@@ -2,7 +2,7 @@
 //! limit (RFC 5681 §3.1 eq. 2, RFC 3465 `L`), congestion avoidance growing by `acked / cwnd`
 //! per ACK (about one segment per round trip), halving on loss, one segment after a timeout.
 
-use super::AckSample;
+use super::{AckSample, Algorithm};
 
 /// NewReno state, in segments.
 #[derive(Clone, Debug)]
@@ -21,10 +21,21 @@ impl NewReno {
             ssthresh: f64::INFINITY,
         }
     }
+}
+
+impl Algorithm for NewReno {
+    #[inline]
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
 
     /// Slow start below `ssthresh`, congestion avoidance above.
     #[inline]
-    pub fn on_ack(&mut self, ack: &AckSample) {
+    fn on_ack(&mut self, ack: &AckSample) {
         if self.cwnd < self.ssthresh {
             self.cwnd += ack.slow_start_increase();
         } else {
@@ -33,18 +44,18 @@ impl NewReno {
     }
 
     /// RFC 5681 eq. 4 (FlightSize / 2, at least two segments); the window drops to it.
-    pub fn on_congestion(&mut self, flight: u32) {
+    fn on_congestion(&mut self, flight: u32) {
         self.ssthresh = (flight as f64 / 2.0).max(2.0);
         self.cwnd = self.ssthresh;
     }
 
     /// RFC 6582 §3.2 step 3, option 1: `min(ssthresh, FlightSize + 1)`.
-    pub fn on_recovery_exit(&mut self, flight: u32) {
+    fn on_recovery_exit(&mut self, flight: u32) {
         self.cwnd = self.ssthresh.min((flight as f64).max(1.0) + 1.0).max(1.0);
     }
 
     /// RFC 5681 eq. 4 and loss window of one segment.
-    pub fn on_timeout(&mut self, flight: u32) {
+    fn on_timeout(&mut self, flight: u32) {
         self.ssthresh = (flight as f64 / 2.0).max(2.0);
         self.cwnd = 1.0;
     }

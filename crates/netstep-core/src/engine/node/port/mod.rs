@@ -18,62 +18,27 @@
 
 mod admission;
 mod control;
+mod owner;
 mod queueing;
 mod shaper;
 mod state;
+#[cfg(test)]
+mod tests;
 mod transmitter;
+mod view;
 
+pub(super) use owner::{Owner, PortRef};
 pub use state::{PortCold, PortState};
 
 use super::lp::Lp;
-use crate::engine::Model;
 use crate::engine::event::{EventKind, EventSink, Phase};
+use crate::engine::model::Model;
 use crate::engine::trace::DropReason as TraceDrop;
 use crate::packet::Packet;
 use crate::queue::{Admission, DropReason, Entry};
 use crate::shaping::TokenBucketSpec;
-use crate::topology::LinkClass;
 use crate::units::SimTime;
 use shaper::Gate;
-
-/// The port a stage works on: local index, global id and link class.
-pub(super) struct PortRef<'m> {
-    /// Index among the node's ports.
-    pub local: u32,
-    /// Global port id.
-    pub global: u32,
-    /// The port's link class.
-    pub class: &'m LinkClass,
-}
-
-/// What the node owning a port adds to its pipeline.
-pub(super) trait Owner {
-    /// The owner is a host: its NIC admitted every packet it offers (no buffer limit, no
-    /// policer), and its ports stamp no telemetry.
-    const HOST: bool;
-    /// Whether `packet` belongs to a lossless (PFC) class here: never dropped for buffer,
-    /// counted by the ingress accounting while it waits.
-    fn lossless(&self, packet: &Packet, model: &Model) -> bool;
-    /// A shaper of the node's own that replaces the link class's (a host's `[nic] shaper`).
-    fn own_shaper<'m>(&self, model: &'m Model) -> Option<&'m TokenBucketSpec>;
-    /// `entry` left a port's queue: its transmission starts (`sent`) or it was dropped.
-    fn left<S: EventSink>(
-        &mut self,
-        eg: &mut Egress<'_>,
-        entry: &Entry,
-        sent: bool,
-        now: SimTime,
-        sink: &mut S,
-    );
-    /// A lossless `packet` (from its `ingress` port) was queued and waits.
-    fn queued_lossless<S: EventSink>(
-        &mut self,
-        eg: &mut Egress<'_>,
-        packet: &Packet,
-        now: SimTime,
-        sink: &mut S,
-    );
-}
 
 /// A queue marked a packet of `flow`: counted on the port and on the flow.
 #[inline]
@@ -87,13 +52,19 @@ fn count_mark(cold: &mut state::PortCold, lp: &mut Lp, flow: u32) {
 pub(super) struct Egress<'a> {
     /// The LP's bookkeeping.
     pub lp: &'a mut Lp,
-    /// The node's egress ports.
-    pub ports: &'a mut [PortState],
+    /// The node's egress ports (asked through [`Egress`]'s methods only).
+    ports: &'a mut [PortState],
     /// The model.
     pub model: &'a Model,
 }
 
 impl<'a> Egress<'a> {
+    /// The egress side of the node with bookkeeping `lp` and egress ports `ports`.
+    #[inline]
+    pub(super) fn new(lp: &'a mut Lp, ports: &'a mut [PortState], model: &'a Model) -> Self {
+        Egress { lp, ports, model }
+    }
+
     /// Local port `local` of this node.
     #[inline]
     fn port_ref(&self, local: u32) -> PortRef<'a> {
@@ -122,11 +93,8 @@ impl<'a> Egress<'a> {
             self.offer_priority(&at, packet, now, sink);
             return true;
         }
-        // (With dynamic PFC no class passes: every lossless packet is counted, even one that
-        // leaves at once, as the simulator's MMU charges it on arrival.)
-        let passes = self.model.net.empty_passes_through(at.global)
-            && owner.own_shaper(self.model).is_none();
-        if queueing::skips(&self.ports[local as usize], now, passes, packet.class()) {
+        let eligible = self.model.net.skips_empty_queue(at.global, O::HOST);
+        if queueing::skips(&self.ports[local as usize], now, eligible, packet.class()) {
             let entry = Entry {
                 traced: self.lp.traced(&packet, now, self.model),
                 packet,

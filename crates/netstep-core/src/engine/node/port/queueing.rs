@@ -2,11 +2,11 @@
 //! [`crate::queue::Queue`] per port) decides what waits, what is dropped or marked, and what
 //! the transmitter takes next, skipping classes PFC has paused.
 //!
-//! It owns the empty-queue shortcut, once: a packet that finds the transmitter idle, the
-//! queue empty, its class unpaused and a port whose every stage passes it through unchanged
-//! (a discipline for which [`crate::queue::Queue::passes_when_empty`] holds, no policer, no
-//! shaper: [`crate::network::Network::empty_passes_through`]) goes to the transmitter without
-//! touching or materializing the queue. That is the decision the queue element itself makes
+//! It owns the empty-queue shortcut: a packet that finds the transmitter idle, the queue
+//! empty and its class unpaused, at a port whose every stage would pass it through unchanged
+//! (decided once per link class in the network tables:
+//! [`crate::network::Network::skips_empty_queue`]) goes to the transmitter without touching
+//! or materializing the queue. That is the decision the queue element itself makes
 //! for an idle transmitter ([`crate::queue::Queue::enqueue_for_idle`]), so skipping equals
 //! queueing (property test `queue::tests::skipping_an_empty_queue_equals_queueing`).
 
@@ -17,12 +17,11 @@ use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::units::{BufferSize, SimTime};
 
 /// Whether a packet of traffic class `class` offered to `port` at `now` skips the queue
-/// element and goes to the transmitter at once. `passes`: every stage of the port passes a
-/// packet through an empty queue unchanged (the per-class flag, and no shaper of the node's
-/// own, such as a host NIC's).
+/// element and goes to the transmitter at once. `eligible`: the port may skip its empty queue
+/// ([`crate::network::Network::skips_empty_queue`]).
 #[inline]
-pub(super) fn skips(port: &PortState, now: SimTime, passes: bool, class: u8) -> bool {
-    port.idle(now) && port.queue_len() == 0 && passes && port.paused & (1 << class) == 0
+pub(super) fn skips(port: &PortState, now: SimTime, eligible: bool, class: u8) -> bool {
+    port.idle(now) && port.queue_len() == 0 && eligible && port.paused & (1 << class) == 0
 }
 
 /// The context the queue element gets on port `at` at `now` with buffer `limit`.

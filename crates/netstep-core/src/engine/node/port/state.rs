@@ -17,44 +17,44 @@ use crate::units::SimTime;
 #[derive(Clone, Debug, Default)]
 pub struct PortState {
     /// The transmitter is busy until this time.
-    pub busy_until: SimTime,
+    pub(super) busy_until: SimTime,
     /// Packets transmitted.
-    pub tx_packets: u64,
+    pub(super) tx_packets: u64,
     /// Bytes transmitted.
-    pub tx_bytes: u64,
+    pub(super) tx_bytes: u64,
     /// A `PortReady` event is pending.
-    pub wake_pending: bool,
+    pub(super) wake_pending: bool,
     /// Classes paused by the downstream node's PFC (bit `c` for class `c`).
-    pub paused: u8,
+    pub(super) paused: u8,
     /// The queue element and the rarely used counters.
-    pub cold: Option<Box<PortCold>>,
+    pub(super) cold: Option<Box<PortCold>>,
 }
 
 /// The part of a port that queueing, drops and losses touch, one field group per stage.
 #[derive(Clone, Debug, Default)]
 pub struct PortCold {
     /// Queue stage: the queue element.
-    pub queue: Queue,
+    pub(super) queue: Queue,
     /// Queue stage: the queue element's random stream (created on its first draw).
     pub(super) queue_rng: Option<Box<Pcg64Mcg>>,
     /// Queue stage: largest number of waiting packets seen.
-    pub max_queue_packets: u64,
+    pub(super) max_queue_packets: u64,
     /// Queue stage: largest number of waiting bytes seen.
-    pub max_queue_bytes: u64,
+    pub(super) max_queue_bytes: u64,
     /// Queue stage: packets marked CE (or DECbit) by the queue element.
-    pub ecn_marks: u64,
+    pub(super) ecn_marks: u64,
     /// Packets dropped at this port (by the policer or the queue element).
-    pub drops: u64,
+    pub(super) drops: u64,
     /// Admission stage: trTCM policer state (policed ports).
     pub(super) policer: Option<TrTcm>,
     /// Admission stage: packets the policer colored yellow (forwarded).
-    pub yellow: u64,
+    pub(super) yellow: u64,
     /// Shaper stage: token-bucket state (shaped ports).
     pub(super) shaper: Option<TokenBucket>,
     /// Shaper stage: the packet held until it conforms (the transmitter waits for it).
     pub(super) held: Option<Entry>,
     /// Transmitter: packets lost on the wire (random link loss, a link down).
-    pub lost: u64,
+    pub(super) lost: u64,
     /// Transmitter: the link's loss stream (created on the first draw of a lossy link).
     pub(super) loss_rng: Option<Box<Pcg64Mcg>>,
     /// Control lane: PFC frames waiting to be sent ahead of the queue.
@@ -81,6 +81,18 @@ impl PortState {
     #[inline]
     pub(super) fn idle(&self, now: SimTime) -> bool {
         self.busy_until <= now && !self.wake_pending
+    }
+    /// Packets transmitted.
+    pub fn tx_packets(&self) -> u64 {
+        self.tx_packets
+    }
+    /// Bytes transmitted.
+    pub fn tx_bytes(&self) -> u64 {
+        self.tx_bytes
+    }
+    /// Classes paused by the downstream node's PFC (bit `c` for class `c`).
+    pub fn paused(&self) -> u8 {
+        self.paused
     }
     /// True when the port has done or holds anything worth reporting.
     pub fn is_used(&self) -> bool {

@@ -9,8 +9,8 @@ use rand_pcg::Pcg64Mcg;
 
 use super::PortRef;
 use super::state::PortState;
-use crate::engine::Model;
 use crate::engine::event::{Event, EventKey, EventKind, EventSink, MAX_EVENT_TIME, Phase};
+use crate::engine::model::Model;
 use crate::engine::node::lp::Lp;
 use crate::engine::trace::DropReason;
 use crate::packet::{Packet, PacketKind};

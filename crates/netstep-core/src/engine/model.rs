@@ -1,0 +1,101 @@
+//! The model: everything read-only during a run (the compiled network, the flow table, the
+//! element settings), which both engines and every LP share. It depends on the elements only,
+//! never on the engines, so the node code reads it without reaching back into the engine.
+
+use super::event::{Event, EventKey, EventKind, Phase};
+use super::trace;
+use crate::flow::FlowTable;
+use crate::network::{Network, ecmp_hash};
+use crate::packet::Packet;
+use crate::units::{Bytes, SimTime};
+
+/// Everything read-only during a run.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Topology and routing.
+    pub net: Network,
+    /// Flows.
+    pub flows: FlowTable,
+    /// Seed of all random streams.
+    pub seed: u64,
+    /// Record every data packet's delivery ([`RunOutput::deliveries`]); off by default.
+    pub record_deliveries: bool,
+    /// Packet and queue tracing.
+    pub trace: trace::TraceConfig,
+    /// NIC settings of every host.
+    pub nic: crate::nic::NicConfig,
+    /// Every switch's shared buffer with dynamic thresholds (`None`: each port has its own
+    /// buffer).
+    pub shared_buffer: Option<crate::queue::SharedBuffer>,
+    /// How switches pick among equal-cost next hops.
+    pub balance: crate::balance::BalanceSpec,
+    /// Links that go down (and up) during the run, with each epoch's routing.
+    pub failures: Option<Box<crate::failure::FailureSchedule>>,
+    /// Priority flow control on every switch (`None`: every class is lossy).
+    pub pfc: Option<crate::pfc::PfcSpec>,
+    /// Switches send ACKs, NACKs and CNPs ahead of their queues (`[switch] ack_priority`).
+    pub ack_priority: bool,
+}
+
+impl Model {
+    /// The egress port (local index) a packet takes at `node`.
+    #[inline]
+    pub fn egress_port(&self, node: u32, packet: &Packet) -> Option<u32> {
+        let reverse = packet.kind.is_feedback();
+        if packet.explicit_path() {
+            let path = self.flows.flows[packet.flow as usize].path.as_ref()?;
+            let hops = if reverse {
+                &path.reverse
+            } else {
+                &path.forward
+            };
+            return hops.get(packet.hop as usize).copied();
+        }
+        self.net
+            .route(node, packet.dst, ecmp_hash(packet.flow, reverse, node))
+    }
+
+    /// Smallest packet any flow sends (bytes), for the lookahead.
+    pub fn min_packet(&self) -> Bytes {
+        let smallest = self
+            .flows
+            .flows
+            .iter()
+            .map(|f| f.transport.min_packet(f.size))
+            .min()
+            .unwrap_or(Bytes(u64::MAX / 8_000_000_000_000));
+        let smallest = match self.pfc {
+            // PAUSE frames cross links too.
+            Some(_) => smallest.min(Bytes(crate::pfc::FRAME_BYTES as u64)),
+            None => smallest,
+        };
+        // So do the notices of finished dependencies.
+        if self.flows.has_remote_dependencies() {
+            smallest.min(crate::flow::NOTIFY_BYTES)
+        } else {
+            smallest
+        }
+    }
+
+    /// The lookahead: smallest propagation + serialization of the smallest packet over all
+    /// links.
+    pub fn lookahead(&self) -> SimTime {
+        self.net.lookahead(self.min_packet())
+    }
+
+    /// The initial events: one `FlowStart` per flow that waits for no other flow, at its
+    /// source host.
+    pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
+        let flows = self.flows.flows.iter().enumerate();
+        flows.filter(|(_, f)| f.after.is_none()).map(|(i, f)| {
+            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO);
+            (
+                f.src,
+                Event {
+                    key,
+                    kind: EventKind::FlowStart { flow: i as u32 },
+                },
+            )
+        })
+    }
+}

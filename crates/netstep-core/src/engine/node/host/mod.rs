@@ -1,0 +1,284 @@
+//! Hosts: the transports of the flows a host sends and receives, its NIC in front of its one
+//! egress port ([`super::nic`]: socket queues, admission, backpressure, the pulling NIC), flows
+//! that wait for others ([`deps`]) and delivery of arriving packets.
+
+mod deps;
+
+use std::collections::BTreeMap;
+
+pub use deps::Waiting;
+
+use super::lp::{Delivery, Lp};
+use super::nic::{Nic, QueuePairs, Socket};
+use super::port::{Egress, PortState};
+use crate::engine::event::{Event, EventKind, EventSink, TimerSide};
+use crate::engine::model::Model;
+use crate::nic::NicScheduler;
+use crate::packet::{Packet, PacketKind};
+use crate::telemetry::IntStack;
+use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
+use crate::units::SimTime;
+
+/// The state of a host: NIC and transports (its egress port is in [`super::NodeState`]).
+#[derive(Clone, Debug, Default)]
+pub struct HostState {
+    /// The NIC: socket queues and budgets, or the pulling NIC's turn order.
+    pub nic: Nic,
+    /// Senders of flows sourced here, by source slot.
+    pub senders: Vec<Option<Sender>>,
+    /// Receivers of flows sinking here, by destination slot.
+    pub receivers: Vec<Option<Receiver>>,
+    /// Flows sourced here that wait for other flows and have heard of one finishing.
+    pub waiting: BTreeMap<u32, Waiting>,
+    /// What the transport being called produced (reused buffer).
+    out: TransportOut,
+}
+
+impl HostState {
+    /// Handles one event at this host; returns whether it did something (a stale timer does
+    /// not).
+    pub(super) fn handle(
+        &mut self,
+        event: Event,
+        lp: &mut Lp,
+        ports: &mut [PortState],
+        model: &Model,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let now = event.key.time;
+        let mut eg = Egress::new(lp, ports, model);
+        match event.kind {
+            EventKind::PortReady { port, .. } => {
+                eg.ready(&mut self.nic, port, now, sink);
+                self.fill_nic(&mut eg, now, sink);
+                true
+            }
+            EventKind::Arrive(packet) if packet.kind == PacketKind::Pause => {
+                if eg.frame_arrived(&mut self.nic, &packet, now, sink) {
+                    self.fill_nic(&mut eg, now, sink);
+                }
+                true
+            }
+            EventKind::Arrive(packet) => {
+                self.receive(&mut eg, packet, now, sink);
+                true
+            }
+            EventKind::Timer {
+                flow, token, side, ..
+            } => self.timer(&mut eg, flow, token, side, now, sink),
+            EventKind::FlowStart { flow } => {
+                self.flow_start(&mut eg, flow, now, sink);
+                true
+            }
+            EventKind::DependencyDone { flow, .. } => {
+                self.dependency_done(eg.lp, model, flow, now, sink);
+                true
+            }
+        }
+    }
+
+    fn ends(model: &Model, flow: u32) -> FlowEnds {
+        let spec = &model.flows.flows[flow as usize];
+        FlowEnds {
+            flow,
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            seed: model.seed,
+            line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
+            base_rtt: SimTime::ZERO,
+            nic_pulls: model.nic.scheduler == NicScheduler::Pull,
+        }
+    }
+
+    /// `flow` starts here.
+    fn flow_start(
+        &mut self,
+        eg: &mut Egress<'_>,
+        flow: u32,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let model = eg.model;
+        let spec = &model.flows.flows[flow as usize];
+        let slot = model.flows.src_slot[flow as usize] as usize;
+        if self.senders.len() <= slot {
+            self.senders.resize(slot + 1, None);
+        }
+        let mut ends = Self::ends(model, flow);
+        if spec.transport.telemetry() {
+            // HPCC's default T: the flow's own unloaded round trip (its route was checked at
+            // load time).
+            ends.base_rtt =
+                crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO);
+        }
+        self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
+        if ends.nic_pulls {
+            // The simulator's NewQp: it joins the turn order and may send at once.
+            self.nic.add_qp(flow);
+        }
+        self.flush_transport(eg, flow, TimerSide::Sender, now, sink);
+    }
+
+    /// A transport timer fired; returns whether it was live.
+    fn timer(
+        &mut self,
+        eg: &mut Egress<'_>,
+        flow: u32,
+        token: u32,
+        side: TimerSide,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let model = eg.model;
+        let spec = &model.flows.flows[flow as usize];
+        let live = match side {
+            TimerSide::Nic => {
+                let mut qps = QueuePairs {
+                    senders: &mut self.senders,
+                    out: &mut self.out,
+                };
+                self.nic.woke(eg, &mut qps, now, sink);
+                return true;
+            }
+            TimerSide::Sender => {
+                let slot = model.flows.src_slot[flow as usize] as usize;
+                match self.senders.get_mut(slot) {
+                    Some(Some(sender)) => {
+                        sender.on_timer(&spec.transport, token, now, &mut self.out)
+                    }
+                    _ => false,
+                }
+            }
+            TimerSide::Receiver => {
+                let slot = model.flows.dst_slot[flow as usize] as usize;
+                match self.receivers.get_mut(slot) {
+                    Some(Some(receiver)) => {
+                        receiver.on_timer(&spec.transport, token, now, &mut self.out)
+                    }
+                    _ => false,
+                }
+            }
+        };
+        self.flush_transport(eg, flow, side, now, sink);
+        live
+    }
+
+    /// A packet arrived at this host.
+    fn receive(
+        &mut self,
+        eg: &mut Egress<'_>,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        if packet.dst != eg.lp.node {
+            eg.lp.counters.misrouted += 1;
+            eg.lp.telemetry_take(&packet);
+            return;
+        }
+        let model = eg.model;
+        let flow = packet.flow as usize;
+        let spec = &model.flows.flows[flow];
+        let side = match packet.kind {
+            PacketKind::Data => {
+                if model.record_deliveries {
+                    eg.lp.deliveries.push(Delivery {
+                        arrived_ps: now.0,
+                        flow: packet.flow,
+                        number: packet.number,
+                        seq: packet.seq,
+                        sent_ps: packet.sent_ps,
+                        size_bytes: packet.size_bytes,
+                    });
+                }
+                let slot = model.flows.dst_slot[flow] as usize;
+                if self.receivers.len() <= slot {
+                    self.receivers.resize(slot + 1, None);
+                }
+                let receiver = self.receivers[slot].get_or_insert_with(|| {
+                    Receiver::new(&spec.transport, Self::ends(model, packet.flow))
+                });
+                let awaited = !model.flows.dependents(packet.flow).is_empty()
+                    && receiver.outcome().1.is_none();
+                receiver.on_data(&spec.transport, &packet, now, &mut self.out);
+                if awaited && receiver.outcome().1.is_some() {
+                    Self::notify_dependents(eg.lp, model, packet.flow, now, sink);
+                }
+                if let Some(stack) = eg.lp.telemetry_take(&packet) {
+                    self.echo_telemetry(eg.lp, stack);
+                }
+                TimerSide::Receiver
+            }
+            PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp | PacketKind::Notify => {
+                let telemetry = eg.lp.telemetry_take(&packet);
+                let slot = model.flows.src_slot[flow] as usize;
+                if let Some(Some(sender)) = self.senders.get_mut(slot) {
+                    sender.on_feedback(
+                        &spec.transport,
+                        &packet,
+                        telemetry.as_deref(),
+                        now,
+                        &mut self.out,
+                    );
+                }
+                TimerSide::Sender
+            }
+            // PAUSE frames are handled before (`handle`); nothing else is link-level.
+            PacketKind::Pause => unreachable!("PFC frames are applied by the port"),
+        };
+        self.flush_transport(eg, packet.flow, side, now, sink);
+    }
+
+    /// The receiver answered a telemetry packet: its first feedback packet (ACK or NACK)
+    /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
+    /// With no feedback (a coalesced ACK, a NACK held back), the stack is discarded.
+    #[inline(never)]
+    fn echo_telemetry(&mut self, lp: &mut Lp, stack: Box<IntStack>) {
+        if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
+            feedback.set(Packet::TELEMETRY, true);
+            lp.telemetry_in(feedback.id(), stack);
+        }
+    }
+
+    /// Moves what a transport (of `flow`, on `side`) produced into its socket queue and the
+    /// event queue, then lets the NIC admit what fits.
+    fn flush_transport(
+        &mut self,
+        eg: &mut Egress<'_>,
+        flow: u32,
+        side: TimerSide,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let had_packets = !self.out.packets.is_empty();
+        if had_packets || !self.out.timers.is_empty() {
+            eg.lp
+                .schedule_timers(flow, side, &mut self.out.timers, now, sink);
+            let model = eg.model;
+            let spec = &model.flows.flows[flow as usize];
+            let socket = match side {
+                TimerSide::Sender => Socket::sender(model.flows.src_slot[flow as usize]),
+                TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
+                TimerSide::Nic => unreachable!("the NIC's wake-ups run no transport"),
+            };
+            self.nic
+                .send(eg, socket, spec, &mut self.out.packets, now, sink);
+        }
+        // A pulling NIC looks again after any transport call (an ACK may have opened a
+        // window, a rate moved); the others when packets came.
+        if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
+            self.fill_nic(eg, now, sink);
+        }
+    }
+
+    /// Lets the NIC admit (or pull) what fits now.
+    #[inline]
+    fn fill_nic(&mut self, eg: &mut Egress<'_>, now: SimTime, sink: &mut impl EventSink) {
+        let mut qps = QueuePairs {
+            senders: &mut self.senders,
+            out: &mut self.out,
+        };
+        self.nic.fill(eg, &mut qps, now, sink);
+    }
+}
