@@ -401,12 +401,14 @@ fn compare_sweeps(
         groups_b.entry(key(axes)).or_default().push(run.clone());
     }
     let mut results = Vec::new();
+    let mut matched = Vec::new();
     let mut unmatched = Vec::new();
     for (point, runs_a) in &groups_a {
         let Some(runs_b) = groups_b.remove(point) else {
             unmatched.push(format!("{point} (only in A)"));
             continue;
         };
+        matched.push(point.as_str());
         let samples_a = samples(runs_a, metric, by)?;
         let samples_b = samples(&runs_b, metric, by)?;
         for mut result in group_results(
@@ -421,10 +423,17 @@ fn compare_sweeps(
         }
     }
     unmatched.extend(groups_b.into_keys().map(|k| format!("{k} (only in B)")));
-    if results.is_empty() {
+    if matched.is_empty() {
         bail!(
             "no point of {a} matches a point of {b} over the axes {}",
             shared.join(", ")
+        );
+    }
+    if results.is_empty() {
+        bail!(
+            "no samples of {metric:?} in A ({a}) or B ({b}) at the {} matched point(s) {} (no completed flows?)",
+            matched.len(),
+            matched.join(", ")
         );
     }
     if !unmatched.is_empty() {

@@ -171,15 +171,9 @@ pub fn validate(
     ))
 }
 
-/// `netstep run`: simulate and write the run folder atomically.
-pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
-    // SIGINT / SIGTERM: stop at the next window; the staging folder is dropped on the way out.
-    let interrupt = interrupt::Interrupt::install(false)
-        .map_err(|e| CliError::Internal(anyhow::anyhow!("listening for signals: {e}")))?;
-    let stopped = || match interrupt.received() {
-        Some(signal) => Err(CliError::Interrupted(signal)),
-        None => Ok(()),
-    };
+/// The run's `--set` overrides, with `--trace` (tables checked) and `--sample-interval` as
+/// overrides of `[trace]`.
+fn run_overrides(request: &RunRequest) -> Result<Vec<String>, CliError> {
     let mut overrides = request.overrides.clone();
     if let Some(list) = &request.trace {
         let mut tables = Vec::new();
@@ -197,6 +191,35 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     if let Some(interval) = &request.sample_interval {
         overrides.push(format!("trace.sample_interval={interval:?}"));
     }
+    Ok(overrides)
+}
+
+/// `--max-disk` in bytes (a positive size such as `"10GB"`), if given.
+fn max_disk(text: Option<&str>) -> Result<Option<u64>, CliError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    match netstep_core::units::parse_size(text) {
+        Ok(bytes) if bytes.0 > 0 => Ok(Some(bytes.0)),
+        Ok(_) => Err(CliError::BadInput(anyhow::anyhow!(
+            "--max-disk: must be positive, got {text:?}"
+        ))),
+        Err(e) => Err(CliError::BadInput(anyhow::anyhow!(
+            "--max-disk: {e}; expected a size such as \"10GB\""
+        ))),
+    }
+}
+
+/// `netstep run`: simulate and write the run folder atomically.
+pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
+    // SIGINT / SIGTERM: stop at the next window; the staging folder is dropped on the way out.
+    let interrupt = interrupt::Interrupt::install(false)
+        .map_err(|e| CliError::Internal(anyhow::anyhow!("listening for signals: {e}")))?;
+    let stopped = || match interrupt.received() {
+        Some(signal) => Err(CliError::Interrupted(signal)),
+        None => Ok(()),
+    };
+    let overrides = run_overrides(request)?;
     if let Some(threads) = request.threads
         && !(1..=netstep_scenario::limits::MAX_THREADS).contains(&threads)
     {
@@ -218,22 +241,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let _watch = limits
         .memory
         .map(|(budget, source)| watchdog::MemoryWatch::start(budget, source, staging.dir.clone()));
-    let max_disk = match &request.max_disk {
-        None => None,
-        Some(text) => match netstep_core::units::parse_size(text) {
-            Ok(bytes) if bytes.0 > 0 => Some(bytes.0),
-            Ok(_) => {
-                return Err(CliError::BadInput(anyhow::anyhow!(
-                    "--max-disk: must be positive, got {text:?}"
-                )));
-            }
-            Err(e) => {
-                return Err(CliError::BadInput(anyhow::anyhow!(
-                    "--max-disk: {e}; expected a size such as \"10GB\""
-                )));
-            }
-        },
-    };
+    let max_disk = max_disk(request.max_disk.as_deref())?;
     let budget = watchdog::DiskBudget::for_dir(max_disk, &staging.dir);
     // Refused before the run when the estimate alone is past the budget.
     if let (expected, Some(table)) = scenario.meta.footprint.trace_disk_bytes()

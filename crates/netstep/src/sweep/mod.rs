@@ -9,6 +9,7 @@
 //! manifest are described in [`state`].
 
 pub mod plan;
+mod random;
 pub mod slurm;
 pub mod state;
 

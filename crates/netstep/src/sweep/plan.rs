@@ -14,9 +14,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow, bail};
-use rand::RngExt;
 use serde::Deserialize;
 use toml::Spanned;
+
+use super::random;
 
 /// Most points one sweep file may expand to.
 pub const MAX_POINTS: usize = 1_000_000;
@@ -99,7 +100,7 @@ struct SweepFile {
     grid: BTreeMap<String, Spanned<ListAxis>>,
     #[serde(default)]
     zip: BTreeMap<String, Spanned<ListAxis>>,
-    random: Option<RandomSection>,
+    random: Option<random::RandomSection>,
 }
 
 #[derive(Deserialize)]
@@ -119,35 +120,62 @@ struct ListAxis {
     values: Vec<toml::Value>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RandomSection {
-    samples: u64,
-    seed: u64,
-    axes: BTreeMap<String, Spanned<RandomAxis>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RandomAxis {
-    key: String,
-    uniform: Option<[f64; 2]>,
-    log_uniform: Option<[f64; 2]>,
-    integers: Option<[i64; 2]>,
-    choice: Option<Vec<toml::Value>>,
-    digits: Option<u32>,
-}
-
-/// How a random axis draws.
-enum Draw {
-    Uniform(f64, f64, u32),
-    LogUniform(f64, f64, u32),
-    Integers(i64, i64),
-    Choice(Vec<toml::Value>),
-}
+/// The values of one group of axes, a row per choice (a value for each of the group's axes);
+/// the points are the product of the groups.
+pub(super) type Group = Vec<Vec<toml::Value>>;
 
 /// Loads and expands a sweep file. Errors name the file and the field.
 pub fn load(file: &Path) -> anyhow::Result<Plan> {
+    let (parsed, scenario, base) = read(file)?;
+    let name = sweep_name(file, parsed.name.as_deref())?;
+    let mut fixed = Vec::new();
+    flatten(&parsed.set, "", &mut fixed);
+    let fixed: Vec<String> = fixed
+        .into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+
+    // Groups of rows; the points are their product in this order.
+    let mut axes = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    grid_axes(file, &parsed.grid, &mut axes, &mut groups)?;
+    zip_axes(file, &parsed.zip, &mut axes, &mut groups)?;
+    if let Some(random) = &parsed.random {
+        groups.push(random::axes(file, random, &mut axes)?);
+    }
+    if let Some(seeds) = &parsed.seeds {
+        groups.push(seed_axis(file, seeds, &mut axes)?);
+    }
+    check_axes(file, &axes)?;
+    let total = groups
+        .iter()
+        .try_fold(1usize, |n, g| n.checked_mul(g.len()))
+        .filter(|&n| n <= MAX_POINTS)
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: the axes expand to more than {MAX_POINTS} points",
+                file.display()
+            )
+        })?;
+    if total == 0 {
+        bail!(
+            "{}: an axis has no values, so the sweep has no point",
+            file.display()
+        );
+    }
+    let points = expand(file, &scenario, &base, &fixed, &axes, &groups, total)?;
+    Ok(Plan {
+        name,
+        file: file.to_path_buf(),
+        scenario,
+        axes,
+        points,
+    })
+}
+
+/// Reads and parses the sweep file and reads its base scenario: (the sweep, the scenario's
+/// path, its text).
+fn read(file: &Path) -> anyhow::Result<(SweepFile, PathBuf, String)> {
     let shown = file.display();
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("{shown}: cannot read sweep file"))?;
@@ -165,26 +193,29 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
             scenario.display()
         )
     })?;
-    let name = match &parsed.name {
-        Some(n) if n.trim().is_empty() => bail!("{shown}: name: must not be empty"),
-        Some(n) => n.clone(),
+    Ok((parsed, scenario, base))
+}
+
+/// The sweep's name: `name`, else the file stem.
+fn sweep_name(file: &Path, name: Option<&str>) -> anyhow::Result<String> {
+    Ok(match name {
+        Some(n) if n.trim().is_empty() => bail!("{}: name: must not be empty", file.display()),
+        Some(n) => n.to_string(),
         None => file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "sweep".into()),
-    };
+    })
+}
 
-    let mut fixed = Vec::new();
-    flatten(&parsed.set, "", &mut fixed);
-    let fixed: Vec<String> = fixed
-        .into_iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect();
-
-    // Groups of rows; the points are their product in this order.
-    let mut axes = Vec::new();
-    let mut groups: Vec<Vec<Vec<toml::Value>>> = Vec::new();
-    for (name, spec) in in_file_order(&parsed.grid) {
+/// `[grid]`: a group per axis, in file order.
+fn grid_axes(
+    file: &Path,
+    grid: &BTreeMap<String, Spanned<ListAxis>>,
+    axes: &mut Vec<Axis>,
+    groups: &mut Vec<Group>,
+) -> anyhow::Result<()> {
+    for (name, spec) in in_file_order(grid) {
         check_axis(file, "grid", name, &spec.key, &spec.values)?;
         axes.push(Axis {
             name: name.clone(),
@@ -193,97 +224,82 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
         });
         groups.push(spec.values.iter().map(|v| vec![v.clone()]).collect());
     }
-    let zip = in_file_order(&parsed.zip);
-    if let Some((first, first_spec)) = zip.first() {
-        let mut rows = vec![Vec::new(); first_spec.values.len()];
-        for (name, spec) in &zip {
-            check_axis(file, "zip", name, &spec.key, &spec.values)?;
-            if spec.values.len() != first_spec.values.len() {
-                bail!(
-                    "{shown}: zip.{name}: {} values, but zip.{first} has {}; zip axes vary together and need the same number of values",
-                    spec.values.len(),
-                    first_spec.values.len()
-                );
-            }
-            axes.push(Axis {
-                name: (*name).clone(),
-                key: spec.key.clone(),
-                group: AxisGroup::Zip,
-            });
-            for (row, value) in rows.iter_mut().zip(&spec.values) {
-                row.push(value.clone());
-            }
-        }
-        groups.push(rows);
-    }
-    if let Some(random) = &parsed.random {
-        if random.samples == 0 {
-            bail!("{shown}: random.samples: must be at least 1");
-        }
-        if random.samples > MAX_POINTS as u64 {
-            bail!("{shown}: random.samples: at most {MAX_POINTS}");
-        }
-        if random.axes.is_empty() {
+    Ok(())
+}
+
+/// `[zip]`: one group for all its axes (of equal length), if any.
+fn zip_axes(
+    file: &Path,
+    zip: &BTreeMap<String, Spanned<ListAxis>>,
+    axes: &mut Vec<Axis>,
+    groups: &mut Vec<Group>,
+) -> anyhow::Result<()> {
+    let zip = in_file_order(zip);
+    let Some((first, first_spec)) = zip.first() else {
+        return Ok(());
+    };
+    let mut rows = vec![Vec::new(); first_spec.values.len()];
+    for (name, spec) in &zip {
+        check_axis(file, "zip", name, &spec.key, &spec.values)?;
+        if spec.values.len() != first_spec.values.len() {
             bail!(
-                "{shown}: random.axes: no axis to draw (add e.g. load = {{ key = \"traffic.0.load\", uniform = [0.1, 0.9] }})"
+                "{}: zip.{name}: {} values, but zip.{first} has {}; zip axes vary together and need the same number of values",
+                file.display(),
+                spec.values.len(),
+                first_spec.values.len()
             );
         }
-        let mut draws = Vec::new();
-        for (name, spec) in in_file_order(&random.axes) {
-            check_name(file, "random.axes", name)?;
-            check_key(file, &format!("random.axes.{name}"), &spec.key)?;
-            draws.push(draw_of(file, name, spec)?);
-            axes.push(Axis {
-                name: name.clone(),
-                key: spec.key.clone(),
-                group: AxisGroup::Random,
-            });
-        }
-        let mut rng = netstep_core::rng::stream(random.seed, 0x5745_4550, 0);
-        // A repeated draw (likely with `integers` or `choice`) is kept once.
-        let mut rows: Vec<Vec<toml::Value>> = Vec::new();
-        let mut drawn = std::collections::HashSet::new();
-        for _ in 0..random.samples {
-            let row: Vec<toml::Value> = draws.iter().map(|d| d.sample(&mut rng)).collect();
-            if drawn.insert(row.iter().map(toml::Value::to_string).collect::<Vec<_>>()) {
-                rows.push(row);
-            }
-        }
-        groups.push(rows);
-    }
-    if let Some(seeds) = &parsed.seeds {
-        let list: Vec<u64> = match seeds {
-            Seeds::Count(0) => bail!("{shown}: seeds: must be at least 1"),
-            Seeds::Count(n) if *n > MAX_POINTS as u64 => {
-                bail!("{shown}: seeds: at most {MAX_POINTS}")
-            }
-            Seeds::Count(n) => (1..=*n).collect(),
-            Seeds::List(list) if list.is_empty() => {
-                bail!("{shown}: seeds: an empty list; give seeds = [1, 2] or seeds = 2")
-            }
-            Seeds::List(list) => list.clone(),
-        };
-        if axes.iter().any(|a| a.name == "seed") {
-            bail!("{shown}: an axis is named \"seed\", which `seeds` uses; rename it");
-        }
         axes.push(Axis {
-            name: "seed".into(),
-            key: "simulation.seed".into(),
-            group: AxisGroup::Seed,
+            name: (*name).clone(),
+            key: spec.key.clone(),
+            group: AxisGroup::Zip,
         });
-        groups.push(
-            list.iter()
-                .map(|&s| vec![toml::Value::Integer(s as i64)])
-                .collect(),
-        );
+        for (row, value) in rows.iter_mut().zip(&spec.values) {
+            row.push(value.clone());
+        }
     }
+    groups.push(rows);
+    Ok(())
+}
+
+/// `seeds`: the `seed` axis (`simulation.seed`) and its group.
+fn seed_axis(file: &Path, seeds: &Seeds, axes: &mut Vec<Axis>) -> anyhow::Result<Group> {
+    let shown = file.display();
+    let list: Vec<u64> = match seeds {
+        Seeds::Count(0) => bail!("{shown}: seeds: must be at least 1"),
+        Seeds::Count(n) if *n > MAX_POINTS as u64 => {
+            bail!("{shown}: seeds: at most {MAX_POINTS}")
+        }
+        Seeds::Count(n) => (1..=*n).collect(),
+        Seeds::List(list) if list.is_empty() => {
+            bail!("{shown}: seeds: an empty list; give seeds = [1, 2] or seeds = 2")
+        }
+        Seeds::List(list) => list.clone(),
+    };
+    if axes.iter().any(|a| a.name == "seed") {
+        bail!("{shown}: an axis is named \"seed\", which `seeds` uses; rename it");
+    }
+    axes.push(Axis {
+        name: "seed".into(),
+        key: "simulation.seed".into(),
+        group: AxisGroup::Seed,
+    });
+    Ok(list
+        .iter()
+        .map(|&s| vec![toml::Value::Integer(s as i64)])
+        .collect())
+}
+
+/// At least one axis; no key set by two axes, no name used twice.
+fn check_axes(file: &Path, axes: &[Axis]) -> anyhow::Result<()> {
+    let shown = file.display();
     if axes.is_empty() {
         bail!(
             "{shown}: no axis: add [grid], [zip], [random] or seeds (a single run is `netstep run`)"
         );
     }
     let mut seen_keys: HashMap<&str, &str> = HashMap::new();
-    for axis in &axes {
+    for axis in axes {
         if let Some(other) = seen_keys.insert(axis.key.as_str(), axis.name.as_str()) {
             bail!(
                 "{shown}: axes {other} and {} both set {}; one key, one axis",
@@ -293,7 +309,7 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
         }
     }
     let mut seen_names = HashMap::new();
-    for axis in &axes {
+    for axis in axes {
         if let Some(group) = seen_names.insert(axis.name.clone(), axis.group) {
             bail!(
                 "{shown}: axis {:?} appears twice ({group:?} and {:?}); axis names are columns and must be unique",
@@ -302,15 +318,21 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
             );
         }
     }
-    let total = groups
-        .iter()
-        .try_fold(1usize, |n, g| n.checked_mul(g.len()))
-        .filter(|&n| n <= MAX_POINTS)
-        .ok_or_else(|| anyhow!("{shown}: the axes expand to more than {MAX_POINTS} points"))?;
-    if total == 0 {
-        bail!("{shown}: an axis has no values, so the sweep has no point");
-    }
+    Ok(())
+}
 
+/// The `total` points, the product of the groups (the last group varies fastest): each
+/// resolved against the base scenario, with its id and folder, both unique.
+fn expand(
+    file: &Path,
+    scenario: &Path,
+    base: &str,
+    fixed: &[String],
+    axes: &[Axis],
+    groups: &[Group],
+    total: usize,
+) -> anyhow::Result<Vec<Point>> {
+    let shown = file.display();
     let base_dir = scenario.parent().unwrap_or(Path::new("."));
     let mut points: Vec<Point> = Vec::with_capacity(total);
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -328,14 +350,14 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
             .zip(&picks)
             .flat_map(|(group, &i)| group[i].iter().cloned())
             .collect();
-        let mut overrides = fixed.clone();
+        let mut overrides = fixed.to_vec();
         overrides.extend(
             axes.iter()
                 .zip(&values)
                 .map(|(axis, value)| format!("{}={value}", axis.key)),
         );
-        let resolved = netstep_scenario::apply_overrides(&base, &overrides)
-            .map_err(|e| anyhow!("{shown}: point {}: {e}", describe(&axes, &values)))?;
+        let resolved = netstep_scenario::apply_overrides(base, &overrides)
+            .map_err(|e| anyhow!("{shown}: point {}: {e}", describe(axes, &values)))?;
         let id = format!("{:016x}", hash_resolved(&resolved, base_dir));
         let path = axes
             .iter()
@@ -347,15 +369,15 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
         if let Some(&other) = ids.get(&id) {
             bail!(
                 "{shown}: points {} and {} resolve to the same scenario (a repeated value?)",
-                describe(&axes, &points[other].values),
-                describe(&axes, &values)
+                describe(axes, &points[other].values),
+                describe(axes, &values)
             );
         }
         if let Some(&other) = paths.get(&path) {
             bail!(
                 "{shown}: points {} and {} map to the same folder {path}",
-                describe(&axes, &points[other].values),
-                describe(&axes, &values)
+                describe(axes, &points[other].values),
+                describe(axes, &values)
             );
         }
         ids.insert(id.clone(), index);
@@ -367,13 +389,7 @@ pub fn load(file: &Path) -> anyhow::Result<Plan> {
             path,
         });
     }
-    Ok(Plan {
-        name,
-        file: file.to_path_buf(),
-        scenario,
-        axes,
-        points,
-    })
+    Ok(points)
 }
 
 /// `axis=value, ...` for messages.
@@ -458,7 +474,8 @@ fn flatten(table: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value
     }
 }
 
-fn in_file_order<T>(map: &BTreeMap<String, Spanned<T>>) -> Vec<(&String, &T)> {
+/// A section's entries in the order the file gives them.
+pub(super) fn in_file_order<T>(map: &BTreeMap<String, Spanned<T>>) -> Vec<(&String, &T)> {
     let mut entries: Vec<_> = map.iter().collect();
     entries.sort_by_key(|(_, spanned)| spanned.span().start);
     entries
@@ -467,7 +484,8 @@ fn in_file_order<T>(map: &BTreeMap<String, Spanned<T>>) -> Vec<(&String, &T)> {
         .collect()
 }
 
-fn check_name(file: &Path, section: &str, name: &str) -> anyhow::Result<()> {
+/// An axis name must be a column name, and not one the manifest uses.
+pub(super) fn check_name(file: &Path, section: &str, name: &str) -> anyhow::Result<()> {
     let shown = file.display();
     let ok = name
         .chars()
@@ -487,7 +505,8 @@ fn check_name(file: &Path, section: &str, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_key(file: &Path, field: &str, key: &str) -> anyhow::Result<()> {
+/// An axis key must be a dotted scenario key.
+pub(super) fn check_key(file: &Path, field: &str, key: &str) -> anyhow::Result<()> {
     if key.is_empty() || key.split('.').any(str::is_empty) {
         bail!(
             "{}: {field}.key: {key:?} is not a dotted scenario key (e.g. \"traffic.0.load\")",
@@ -497,7 +516,8 @@ fn check_key(file: &Path, field: &str, key: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_axis(
+/// A list axis: its name, its key, and values that are strings, numbers or booleans.
+pub(super) fn check_axis(
     file: &Path,
     section: &str,
     name: &str,
@@ -521,80 +541,4 @@ fn check_axis(
         }
     }
     Ok(())
-}
-
-fn draw_of(file: &Path, name: &str, spec: &RandomAxis) -> anyhow::Result<Draw> {
-    let shown = file.display();
-    let field = format!("random.axes.{name}");
-    let given = [
-        spec.uniform.is_some(),
-        spec.log_uniform.is_some(),
-        spec.integers.is_some(),
-        spec.choice.is_some(),
-    ]
-    .iter()
-    .filter(|&&b| b)
-    .count();
-    if given != 1 {
-        bail!(
-            "{shown}: {field}: give exactly one of uniform = [lo, hi], log_uniform = [lo, hi], integers = [lo, hi], choice = [..]"
-        );
-    }
-    let digits = spec.digits.unwrap_or(6);
-    if !(1..=17).contains(&digits) {
-        bail!("{shown}: {field}.digits: between 1 and 17 significant digits, got {digits}");
-    }
-    let range = |r: [f64; 2], what: &str| -> anyhow::Result<(f64, f64)> {
-        if !(r[0].is_finite() && r[1].is_finite() && r[0] < r[1]) {
-            bail!(
-                "{shown}: {field}.{what}: need finite lo < hi, got [{}, {}]",
-                r[0],
-                r[1]
-            );
-        }
-        Ok((r[0], r[1]))
-    };
-    if spec.digits.is_some() && spec.uniform.is_none() && spec.log_uniform.is_none() {
-        bail!("{shown}: {field}.digits: applies to uniform and log_uniform only");
-    }
-    Ok(if let Some(r) = spec.uniform {
-        let (lo, hi) = range(r, "uniform")?;
-        Draw::Uniform(lo, hi, digits)
-    } else if let Some(r) = spec.log_uniform {
-        let (lo, hi) = range(r, "log_uniform")?;
-        if lo <= 0.0 {
-            bail!("{shown}: {field}.log_uniform: lo must be positive, got {lo}");
-        }
-        Draw::LogUniform(lo, hi, digits)
-    } else if let Some([lo, hi]) = spec.integers {
-        if lo > hi {
-            bail!("{shown}: {field}.integers: need lo <= hi, got [{lo}, {hi}]");
-        }
-        Draw::Integers(lo, hi)
-    } else {
-        let choice = spec.choice.clone().unwrap_or_default();
-        check_axis(file, "random.axes", name, &spec.key, &choice)?;
-        Draw::Choice(choice)
-    })
-}
-
-impl Draw {
-    fn sample(&self, rng: &mut impl RngExt) -> toml::Value {
-        let round = |x: f64, digits: u32| -> f64 {
-            format!("{:.*e}", digits as usize - 1, x)
-                .parse()
-                .expect("formatted float parses")
-        };
-        match self {
-            Draw::Uniform(lo, hi, d) => {
-                toml::Value::Float(round(lo + (hi - lo) * rng.random::<f64>(), *d))
-            }
-            Draw::LogUniform(lo, hi, d) => {
-                let (a, b) = (lo.ln(), hi.ln());
-                toml::Value::Float(round((a + (b - a) * rng.random::<f64>()).exp(), *d))
-            }
-            Draw::Integers(lo, hi) => toml::Value::Integer(rng.random_range(*lo..=*hi)),
-            Draw::Choice(values) => values[rng.random_range(0..values.len())].clone(),
-        }
-    }
 }

@@ -848,6 +848,40 @@ fn compare_of_partly_overlapping_sweeps_compares_the_shared_points_and_lists_the
     }
 }
 
+/// Two sweeps whose points match but hold no samples of the metric (no flow completes before
+/// the simulation ends) are refused for that reason, naming the metric and the points, not as
+/// sweeps whose points do not match.
+#[test]
+fn compare_of_matching_sweeps_without_samples_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // Flows arrive from the start but none can finish in 1 us.
+    let file = setup(
+        &dir.path().join("a"),
+        "seeds = [1, 2]\n[set]\n\"simulation.duration\" = \"1us\"\n",
+        "1ms",
+    );
+    let out = dir.path().join("a-out");
+    let done = netstep(&["sweep", text(&file), "--out", text(&out), "--quiet"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let compared = netstep(&["compare", text(&out), text(&out), "--metric", "slowdown"]);
+    let stderr = String::from_utf8_lossy(&compared.stderr);
+    assert_eq!(compared.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("no point of"), "{stderr}");
+    for needle in [
+        "no samples of Slowdown",
+        "seed=1",
+        "seed=2",
+        "no completed flows?",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} in {stderr}");
+    }
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+}
+
 /// A sweep is checked whole before any point runs: an unknown key in `[set]` or in an axis,
 /// or a `scenario` that is a sweep file, is refused with exit 2 naming the point and the
 /// field, by `netstep sweep` (nothing written) and by `netstep sweep plan`.
