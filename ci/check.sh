@@ -9,6 +9,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "set-up (Python analysis package)"
 bash ci/setup.sh
 
+step "room sizes: no non-test file over 600 lines (400 in engine/), no function over 150 (ci/limits.py)"
+python3 ci/limits.py
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
