@@ -1,6 +1,6 @@
 //! Builds the [`TopologySpec`] a scenario's `[topology]` describes. Each topology kind lives in
 //! one file that owns its config type, its build, its size by arithmetic (nothing built) and
-//! its hosts and link classes by arithmetic, behind [`TopologyKind`]; [`TopologyConfig`]
+//! its hosts and link classes by arithmetic, behind `TopologyKind`; [`TopologyConfig`]
 //! registers the kinds, one line each (see ARCHITECTURE.md, "How to add a topology"). The size
 //! checks every kind shares (limits, memory, node degree) live here, once.
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{SameFlows, require_two_hosts};
+use super::common::require_two_hosts;
 use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
 use crate::transport::TransportConfig;
@@ -34,13 +34,12 @@ impl TrafficKind for AllToAllConfig {
     }
 
     fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
-        let same = SameFlows::resolve(
-            &b.transport(&self.transport)?,
+        let same = b.alike(
+            &self.transport,
             self.class,
             &self.size,
             self.packets,
             &self.start,
-            &b.path,
         )?;
         require_two_hosts(b.hosts, &b.path)?;
         let n = b.hosts.len() as u64;

@@ -7,7 +7,6 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use super::common::SameFlows;
 use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
 use crate::fields::duration_at;
@@ -50,13 +49,12 @@ impl TrafficKind for IncastConfig {
 
     fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
         let path = &b.path;
-        let same = SameFlows::resolve(
-            &b.transport(&self.transport)?,
+        let same = b.alike(
+            &self.transport,
             self.class,
             &self.size,
             self.packets,
             &self.start,
-            path,
         )?;
         let rounds = self.rounds.unwrap_or(1);
         let interval = match (&self.interval, rounds) {

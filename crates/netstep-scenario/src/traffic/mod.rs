@@ -175,6 +175,20 @@ impl<'a> Block<'_, 'a> {
         }
     }
 
+    /// What every flow of a block of alike flows shares (`random_pairs`, `permutation`,
+    /// `all_to_all`, `incast`): class, start, transport and size, resolved.
+    pub fn alike(
+        &self,
+        transport: &Option<TransportConfig>,
+        class: Option<u8>,
+        size: &Option<String>,
+        packets: Option<u32>,
+        start: &Option<String>,
+    ) -> Result<common::SameFlows, Invalid> {
+        let template = self.transport(transport)?;
+        common::SameFlows::resolve(&template, class, size, packets, start, &self.path)
+    }
+
     /// Checks that `more` flows beyond those generated so far fit the flow limit and the
     /// memory budget before they are generated; `path` is the field to blame.
     pub fn check_flows(&self, more: u64, path: &FieldPath) -> Result<(), Invalid> {

@@ -8,7 +8,6 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use super::common::SameFlows;
 use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
 use crate::transport::TransportConfig;
@@ -43,13 +42,12 @@ impl TrafficKind for PermutationConfig {
     }
 
     fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
-        let same = SameFlows::resolve(
-            &b.transport(&self.transport)?,
+        let same = b.alike(
+            &self.transport,
             self.class,
             &self.size,
             self.packets,
             &self.start,
-            &b.path,
         )?;
         b.check_flows(b.hosts.len() as u64, &b.path)?;
         let across = self.across_bisection.unwrap_or(false);

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{SameFlows, random_pair, require_two_hosts};
+use super::common::{random_pair, require_two_hosts};
 use super::{Block, Counting, TrafficKind};
 use crate::error::{FieldPath, Invalid};
 use crate::transport::TransportConfig;
@@ -37,13 +37,12 @@ impl TrafficKind for RandomPairsConfig {
     }
 
     fn generate<'a>(&'a self, b: &mut Block<'_, 'a>) -> Result<(), Invalid> {
-        let same = SameFlows::resolve(
-            &b.transport(&self.transport)?,
+        let same = b.alike(
+            &self.transport,
             self.class,
             &self.size,
             self.packets,
             &self.start,
-            &b.path,
         )?;
         require_two_hosts(b.hosts, &b.path)?;
         if self.count == 0 {
