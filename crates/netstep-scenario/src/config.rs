@@ -8,32 +8,54 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
-    /// Scenario name. Default: the file stem. Example: `name = "quickstart"`.
+    /// Scenario name; `netstep run` writes to `out/<name>` unless told otherwise.
+    ///
+    /// Unit: text · Default: the file stem · Example: `name = "quickstart"`
     pub name: Option<String>,
-    /// Run control.
+    /// Run control: duration, seed, threads, window (`[simulation]` below).
+    ///
+    /// Unit: table · Default: see below · Example: `[simulation]`
     #[serde(default)]
     pub simulation: SimulationConfig,
-    /// The network.
+    /// The network: `kind` picks the shape (`[topology]` below).
+    ///
+    /// Unit: table · Default: required · Example: `[topology]`
     pub topology: TopologyConfig,
-    /// Route selection. Default: ECMP by flow hash.
+    /// Route selection among equal-cost next hops (`[routing]` below).
+    ///
+    /// Unit: table · Default: ECMP (by flow hash) · Example: `[routing]`
     #[serde(default)]
     pub routing: RoutingConfig,
-    /// Host NICs (every host). Default: 1 MB buffer, 2 packets per flow, round robin.
+    /// Every host's NIC (`[nic]` below).
+    ///
+    /// Unit: table · Default: see below (1 MB buffer, 2 packets per flow, round robin) ·
+    /// Example: `[nic]`
     #[serde(default)]
     pub nic: NicFileConfig,
-    /// `[switch]`: settings of every switch.
+    /// Settings of every switch: shared buffer, PFC, ACK priority (`[switch]` below).
+    ///
+    /// Unit: table · Default: each port its own buffer · Example: `[switch]`
     #[serde(default)]
     pub switch: SwitchFileConfig,
-    /// Default transport of every traffic block that does not set its own.
-    /// Default: `tcp` (NewReno with SACK) with its defaults.
+    /// Default transport of every traffic block that does not set its own (`[transport]`
+    /// below).
+    ///
+    /// Unit: table · Default: `tcp` (NewReno, SACK) with defaults · Example: `[transport]`
     pub transport: Option<TransportConfig>,
-    /// Traffic blocks; several may be combined.
+    /// Traffic blocks; several may be combined (`[[traffic]]` below).
+    ///
+    /// Unit: array of tables · Default: none (no flows) · Example: `[[traffic]]`
     #[serde(default)]
     pub traffic: Vec<TrafficConfig>,
-    /// Optional trace tables. Default: none beyond flows, links and run.
+    /// Optional trace tables and their filters; `flows`, `links` and `run` are always written
+    /// (`[trace]` below).
+    ///
+    /// Unit: table · Default: no optional tables · Example: `[trace]`
     #[serde(default)]
     pub trace: TraceTablesConfig,
-    /// Links that go down (and come back up) during the run.
+    /// Links that go down (and come back up) during the run (`[[failures]]` below).
+    ///
+    /// Unit: array of tables · Default: no failures · Example: `[[failures]]`
     #[serde(default)]
     pub failures: Vec<FailureConfig>,
 }
@@ -46,11 +68,19 @@ pub struct ScenarioFile {
     expecting = "a table such as { link = [\"agg0_0\", \"core0_1\"], down = \"500us\" }"
 )]
 pub struct FailureConfig {
-    /// The two end nodes of the link (by name).
+    /// The link that goes down, named by its two end nodes; exactly one link must join them.
+    ///
+    /// Unit: list of the two end nodes' names · Default: — (required) · Example:
+    /// `link = ["agg0_0", "core0_1"]`
     pub link: Vec<String>,
-    /// When the link goes down (duration from the start).
+    /// When the link goes down: a time from the start of the run, at most 2^59 ps (about 6.7
+    /// days).
+    ///
+    /// Unit: duration · Default: — (required) · Example: `down = "500us"`
     pub down: String,
-    /// When it comes back up (after `down`). Default: never.
+    /// When it comes back up: after `down`, at most 2^59 ps.
+    ///
+    /// Unit: duration, after `down` · Default: never · Example: `up = "2ms"`
     pub up: Option<String>,
 }
 
@@ -61,23 +91,37 @@ pub struct FailureConfig {
     expecting = "a table of trace settings such as { tables = [\"packet_hops\"] }"
 )]
 pub struct TraceTablesConfig {
-    /// Tables to write besides flows, links and run: `"packet_hops"`, `"queue_samples"`,
-    /// `"cc_samples"` (`"flows"` is accepted and always written). Example:
-    /// `tables = ["packet_hops"]`.
+    /// Optional tables to write besides `flows`, `links` and `run`: `"packet_hops"`,
+    /// `"queue_samples"`, `"cc_samples"` (`"flows"` is accepted and always written).
+    /// `netstep run --trace` overrides it.
+    ///
+    /// Unit: list of table names · Default: `[]` · Example:
+    /// `tables = ["packet_hops", "queue_samples", "cc_samples"]`
     pub tables: Option<Vec<String>>,
-    /// Sampling interval of queue_samples and cc_samples. Default `"10us"`. Example:
-    /// `sample_interval = "1us"`.
+    /// Sampling period of `queue_samples` and `cc_samples`; above zero.
+    /// `netstep run --sample-interval` overrides it.
+    ///
+    /// Unit: duration · Default: `"10us"` · Example: `sample_interval = "1us"`
     pub sample_interval: Option<String>,
-    /// Record hops (and sample congestion control) of these flow ids only. Example:
-    /// `flows = [0, 3]`.
+    /// Record hops, and sample congestion control, of these flow ids only (each must exist).
+    ///
+    /// Unit: list of flow ids · Default: all · Example: `flows = [0, 3]`
     pub flows: Option<Vec<u32>>,
-    /// Record hops at egress ports of these nodes only. Example: `nodes = ["edge0_0"]`.
+    /// Record hops at these nodes' egress ports only.
+    ///
+    /// Unit: list of node names · Default: all · Example: `nodes = ["edge0_0"]`
     pub nodes: Option<Vec<String>>,
-    /// Record hops arriving at or after this time. Example: `from = "1ms"`.
+    /// Record hops arriving at or after this time.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `from = "1ms"`
     pub from: Option<String>,
-    /// Record hops arriving before this time. Example: `until = "2ms"`.
+    /// Record hops arriving before this time; later than `from`.
+    ///
+    /// Unit: duration · Default: no limit · Example: `until = "2ms"`
     pub until: Option<String>,
-    /// Record 1 packet in N, by a hash of the packet id (deterministic). Default 1.
+    /// Keep 1 packet in N (at least 1), chosen by a hash of the packet id (deterministic).
+    ///
+    /// Unit: integer · Default: 1 · Example: `sample_one_in = 10`
     pub sample_one_in: Option<u32>,
 }
 
@@ -98,19 +142,30 @@ impl TraceTablesConfig {
     expecting = "a table of NIC settings such as { buffer = \"64KB\" }"
 )]
 pub struct NicFileConfig {
-    /// Bytes or packets that may wait in the NIC's egress queue. Default `"1MB"`.
-    /// Example: `buffer = "64KB"`.
+    /// What may wait in the NIC's egress queue (an empty NIC always takes one packet); above
+    /// zero.
+    ///
+    /// Unit: bytes or packets · Default: `"1MB"` · Example: `buffer = "64KB"`
     pub buffer: Option<String>,
-    /// Bytes or packets one flow (each direction separately) may have waiting in the NIC's
-    /// egress queue, like Linux TCP Small Queues. Default `"2pkts"`. Example: `per_flow = "64KB"`.
+    /// What one flow (each direction separately) may have waiting in the NIC queue, like Linux
+    /// TCP Small Queues (a flow with nothing there always gets one packet in); above zero.
+    ///
+    /// Unit: bytes or packets · Default: `"2pkts"` · Example: `per_flow = "64KB"`
     pub per_flow: Option<String>,
-    /// `"round_robin"` (default: one packet per flow with data in turn), `"fifo"` (in the
-    /// order the transports produced them; `per_flow` does not apply) or `"pull"` (no FIFO:
-    /// ACKs first, then the next RDMA sender that may send builds its packet; RDMA flows
-    /// only).
+    /// How the NIC takes packets from the sockets. `"round_robin"`: one packet per flow with
+    /// data in turn; `"fifo"`: in the order the transports produced them (`per_flow` does not
+    /// apply); `"pull"`: no egress queue, the HPCC simulator's NIC: ACKs first, then the next
+    /// RDMA sender that may send builds its packet (see below; RDMA flows only).
+    ///
+    /// Unit: `"round_robin"`, `"fifo"`, `"pull"` · Default: `"round_robin"` · Example:
+    /// `scheduler = "fifo"`
     pub scheduler: Option<NicSchedulerConfig>,
-    /// Token-bucket shaper on every host's egress. Example:
-    /// `shaper = { rate = "1Gbps", burst = "15KB" }`.
+    /// A token-bucket shaper on every host's egress (replacing the host link's `shaper` there);
+    /// packets wait in the NIC queue, so transports feel the backpressure and nothing is
+    /// dropped.
+    ///
+    /// Unit: table `{ rate, burst }` · Default: none (line rate) · Example:
+    /// `shaper = { rate = "1Gbps", burst = "15KB" }`
     pub shaper: Option<ShaperConfig>,
 }
 
@@ -161,18 +216,34 @@ pub enum PolicerKind {
     expecting = "a table of switch settings such as { shared_buffer = \"12MB\" }"
 )]
 pub struct SwitchFileConfig {
-    /// One buffer shared by all egress queues of a switch, with dynamic thresholds. Default:
-    /// none (each port has its own `buffer`). Example: `shared_buffer = "12MB"`.
+    /// One buffer shared by all egress queues of each switch, with dynamic thresholds
+    /// (Choudhury and Hahne 1998): a queue grows only while below
+    /// `alpha x (shared_buffer - bytes all the switch's queues hold)`; a port's own byte
+    /// `buffer` still caps it, a packet `buffer` is replaced by the threshold. Above zero.
+    ///
+    /// Unit: size · Default: none (each port has its own `buffer`) · Example:
+    /// `shared_buffer = "12MB"`
     pub shared_buffer: Option<String>,
-    /// Dynamic-threshold factor: a queue may grow while below `alpha` times the free shared
-    /// buffer. Default 1. Example: `alpha = 0.5`.
+    /// The dynamic-threshold factor: a queue may grow while below `alpha` times the free shared
+    /// buffer; with N congested queues each settles at `alpha B / (1 + N alpha)`. Needs
+    /// `shared_buffer`.
+    ///
+    /// Unit: number > 0 · Default: 1 · Example: `alpha = 0.5`
     pub alpha: Option<f64>,
-    /// Priority flow control (IEEE 802.1Qbb). Example:
-    /// `pfc = { classes = [3], xoff = "40KB", xon = "20KB", headroom = "30KB" }`.
+    /// Priority flow control (IEEE 802.1Qbb), see below: lossless `classes` (0-7) with static
+    /// thresholds `xoff`, `xon` and `headroom`, or `threshold = "dynamic"` ones from the
+    /// switch's free `buffer` (the HPCC simulator's switch MMU).
+    ///
+    /// Unit: table `{ classes, xoff, xon, headroom? }` or
+    /// `{ classes, threshold = "dynamic", buffer, ... }` · Default: none (every class lossy) ·
+    /// Example: `pfc = { classes = [3], xoff = "40KB", xon = "20KB", headroom = "30KB" }`
     pub pfc: Option<PfcConfig>,
-    /// Send ACKs, NACKs and CNPs ahead of the queues: strict priority, no buffer limit, no
-    /// AQM, outside PFC (the HPCC simulator's ACK_HIGH_PRIO, queue 0). Default false: they
-    /// queue with their flow's class.
+    /// ACKs, NACKs and CNPs go ahead of the port's queue, in arrival order with PFC frames:
+    /// strict priority, no buffer limit, no AQM, outside PFC's accounting (the HPCC simulator's
+    /// ACK_HIGH_PRIO, its queue 0).
+    ///
+    /// Unit: bool · Default: false (they queue with their flow's class) · Example:
+    /// `ack_priority = true`
     pub ack_priority: Option<bool>,
 }
 
@@ -240,15 +311,24 @@ pub enum NicSchedulerConfig {
     expecting = "a table of simulation settings such as { seed = 3 }"
 )]
 pub struct SimulationConfig {
-    /// Stop simulating at this time. Default: run until no event is left (all flows finished
-    /// or given up). Example: `duration = "10ms"`.
+    /// Stop before events at or after this time (above zero); flows unfinished then get null
+    /// `end_ns`.
+    ///
+    /// Unit: duration · Default: until no event is left (all flows finished or given up) ·
+    /// Example: `duration = "10ms"`
     pub duration: Option<String>,
-    /// Seed of every random stream (flow pairs, sizes, arrivals, exponential gaps). Default 1.
+    /// Seed of every random stream (flow pairs, sizes, arrivals, exponential gaps, loss).
+    ///
+    /// Unit: integer · Default: 1 · Example: `seed = 3`
     pub seed: Option<u64>,
-    /// Worker threads. Default 1. `netstep run --threads N` overrides it.
+    /// Worker threads, 1 to 1024. `netstep run --threads N` overrides it.
+    ///
+    /// Unit: integer · Default: 1 · Example: `threads = 2`
     pub threads: Option<usize>,
-    /// `"exact"` (default: windows of one lookahead, results identical to a sequential
-    /// simulation) or a duration for opt-in time quantization. Example: `window = "5us"`.
+    /// `"exact"`: windows of one lookahead, results identical to a sequential simulation; a
+    /// duration (above zero, at most 1000 s): opt-in time quantization.
+    ///
+    /// Unit: `"exact"` or duration · Default: `"exact"` · Example: `window = "5us"`
     pub window: Option<String>,
 }
 
@@ -266,25 +346,46 @@ impl SimulationConfig {
     expecting = "a table of link settings such as { rate = \"10Gbps\", delay = \"1us\" }"
 )]
 pub struct LinkConfig {
-    /// Line rate. Default `"100Gbps"`. Example: `rate = "320kbps"`.
+    /// Line rate; above zero.
+    ///
+    /// Unit: rate, > 0 · Default: `"100Gbps"` · Example: `rate = "320kbps"`
     pub rate: Option<String>,
-    /// Propagation delay. Default `"1us"`. Example: `delay = "0s"`.
+    /// Propagation delay.
+    ///
+    /// Unit: duration · Default: `"1us"` · Example: `delay = "0s"`
     pub delay: Option<String>,
-    /// Egress buffer at each end, bytes or packets. Default `"1MB"`. Example: `buffer = "100pkts"`.
+    /// Egress buffer at each end: what may wait there (the packet being serialized has left
+    /// it).
+    ///
+    /// Unit: size or packets · Default: `"1MB"` · Example: `buffer = "100pkts"`
     pub buffer: Option<String>,
-    /// Probability that a packet is lost on the wire (independently per packet, resolution
-    /// 1e-6). Default 0. Example: `loss = 0.01`.
+    /// Probability that a packet is lost on the wire, independently per packet (resolution
+    /// 1e-6).
+    ///
+    /// Unit: probability in [0, 1] (1 = a dead link) · Default: 0 · Example: `loss = 0.01`
     pub loss: Option<f64>,
-    /// Egress queue discipline at each end. Default FIFO. Example:
-    /// `scheduler = { kind = "drr", quantum = "1500B", weights = [1, 2, 3] }`.
+    /// Egress queue discipline at both ends of the link (the kinds below).
+    ///
+    /// Unit: table · Default: FIFO · Example:
+    /// `scheduler = { kind = "drr", quantum = "1500B", weights = [1, 2, 3] }`
     pub scheduler: Option<SchedulerConfig>,
-    /// Active queue management at each end (FIFO ports). Example:
-    /// `aqm = { kind = "red", min = "20KB", max = "60KB", max_p = 0.1, ecn = true }`.
+    /// Active queue management at both ends, on FIFO ports only (the kinds below).
+    ///
+    /// Unit: table · Default: none (tail drop) · Example:
+    /// `aqm = { kind = "step", k = "30KB" }`,
+    /// `aqm = { kind = "red", min = "20KB", max = "60KB", max_p = 0.1, ecn = true }`
     pub aqm: Option<AqmConfig>,
-    /// Token-bucket shaper at each end. Example: `shaper = { rate = "1Gbps", burst = "15KB" }`.
+    /// Token-bucket shaper at each end (below).
+    ///
+    /// Unit: table `{ rate, burst }` (both > 0) · Default: none · Example:
+    /// `shaper = { rate = "1Gbps", burst = "15KB" }`
     pub shaper: Option<ShaperConfig>,
-    /// trTCM policer at each switch end. Example:
-    /// `policer = { kind = "trtcm", cir = "1Gbps", cbs = "10KB", pir = "2Gbps", pbs = "20KB" }`.
+    /// Two-rate three-color policer (RFC 2698) on the packets arriving at each switch end
+    /// (below); a host never polices its own packets.
+    ///
+    /// Unit: table `{ kind = "trtcm", cir, cbs, pir, pbs }` (`pir >= cir`) · Default: none ·
+    /// Example:
+    /// `policer = { kind = "trtcm", cir = "1Gbps", cbs = "15KB", pir = "2Gbps", pbs = "15KB" }`
     pub policer: Option<PolicerConfig>,
 }
 
@@ -385,12 +486,23 @@ pub enum SchedulerKind {
     expecting = "a table of routing settings such as { mode = \"ecmp\" }"
 )]
 pub struct RoutingConfig {
-    /// How a switch picks among equal-cost next hops (default `"ecmp"`). Flows with an
-    /// explicit `path` always follow it.
+    /// How a switch picks among the equal-cost next hops of a packet (the modes are in the
+    /// table below). A flow with an explicit `path` always follows it.
+    ///
+    /// Unit: `"ecmp"`, `"spray_random"`, `"spray_round_robin"`, `"flowlet"`, `"adaptive"` ·
+    /// Default: `"ecmp"` · Example: `mode = "flowlet"`
     pub mode: Option<RoutingMode>,
-    /// Idle gap after which a flow may change path (`mode = "flowlet"` only; duration).
+    /// Idle gap after which a flow may change path; above zero. Only with `mode = "flowlet"`,
+    /// and required there.
+    ///
+    /// Unit: duration, > 0 · Default: — (required with `mode = "flowlet"`) · Example:
+    /// `flowlet_gap = "50us"`
     pub flowlet_gap: Option<String>,
-    /// Weight hash-based choices by link rate (WCMP; default false).
+    /// Weight the choice by the next hops' link rates (WCMP, Zhou et al. 2014); with `ecmp`,
+    /// `spray_random` and `flowlet` only (`adaptive` already counts link rates, round robin is
+    /// unweighted).
+    ///
+    /// Unit: bool · Default: false · Example: `weighted = true`
     pub weighted: Option<bool>,
 }
 

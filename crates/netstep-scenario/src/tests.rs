@@ -282,10 +282,8 @@ fn reference_states_the_transport_defaults() {
             ("min_rate", rate(d.min_rate_bps)),
             ("timely_alpha", tm.alpha.to_string()),
             ("timely_beta", tm.beta.to_string()),
-            (
-                "t_low`, `t_high",
-                format!("{}, {}", duration(tm.t_low), duration(tm.t_high)),
-            ),
+            ("t_low", duration(tm.t_low)),
+            ("t_high", duration(tm.t_high)),
             ("min_rtt", duration(tm.min_rtt)),
             ("eta", h.eta.to_string()),
             ("max_stage", h.max_stage.to_string()),

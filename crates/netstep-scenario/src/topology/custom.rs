@@ -17,23 +17,44 @@ use crate::error::{FieldPath, Invalid};
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomConfig {
-    /// Host names. Example: `hosts = ["a", "b"]`.
+    /// Host names (unique among all nodes, not empty).
+    ///
+    /// Unit: list of names · Default: none · Example: `hosts = ["a", "b"]`
     #[serde(default)]
     pub hosts: Vec<String>,
-    /// Switch names. Example: `switches = ["s1"]`.
+    /// Switch names.
+    ///
+    /// Unit: list of names · Default: none · Example: `switches = ["s1"]`
     #[serde(default)]
     pub switches: Vec<String>,
-    /// Links between named nodes, each with optional rate/delay/buffer.
+    /// Links between named nodes, each
+    /// `{ a, b, rate?, delay?, buffer?, loss?, scheduler?, aqm?, shaper?, policer?, a_to_b?, b_to_a? }`;
+    /// every host has exactly one link.
+    ///
+    /// Unit: list of tables · Default: none · Example:
+    /// `links = [{ a = "a", b = "s1" }, { a = "b", b = "s1" }]`
     #[serde(default)]
     pub links: Vec<CustomLink>,
-    /// Defaults for every link.
+    /// Link parameters under every link's own (a link table), for `links` and `links_file`
+    /// alike.
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `defaults = { rate = "10Gbps", delay = "1us" }`
     pub defaults: Option<LinkConfig>,
-    /// More nodes from a CSV or Parquet file with columns `name` and `kind` (`host` or
-    /// `switch`), relative to the scenario file's folder.
+    /// More nodes from a CSV or Parquet file (by extension), added after `hosts` and
+    /// `switches`: columns `name` and `kind` (`host` or `switch`). Relative to the scenario
+    /// file's folder, then the working directory.
+    ///
+    /// Unit: path · Default: none · Example: `nodes_file = "links-file-nodes.csv"`
     pub nodes_file: Option<String>,
-    /// More links from a CSV or Parquet file with columns `a`, `b` and optionally `rate`
-    /// (or `rate_bps`), `delay` (or `delay_ns`, `delay_ps`), `buffer` (or `buffer_bytes`),
-    /// `loss`.
+    /// More links from a CSV or Parquet file (by extension), added after `links`: columns `a`,
+    /// `b` (node names) and optionally `rate` (text with a unit) or `rate_bps`, `delay` or
+    /// `delay_ns` / `delay_ps`, `buffer` or `buffer_bytes` / `buffer_packets`, and `loss`, with
+    /// `defaults` under each row's values (the same in both directions; per-link schedulers and
+    /// AQMs need the TOML form). Relative to the scenario file's folder, then the working
+    /// directory.
+    ///
+    /// Unit: path · Default: none · Example: `links_file = "links-file-links.csv"`
     pub links_file: Option<String>,
     /// Rows of `links_file` (counted when the scenario is loaded).
     #[serde(skip)]
@@ -47,30 +68,61 @@ pub struct CustomConfig {
     expecting = "a table such as { a = \"s1\", b = \"s2\" }"
 )]
 pub struct CustomLink {
-    /// Queue discipline at both ends (see the link tables).
+    /// Queue discipline at both ends (a link table's `scheduler`).
+    ///
+    /// Unit: table · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `scheduler = { kind = "strict_priority" }`
     pub scheduler: Option<SchedulerConfig>,
-    /// Active queue management at both ends (see the link tables).
+    /// Active queue management at both ends (a link table's `aqm`).
+    ///
+    /// Unit: table · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `aqm = { kind = "step", k = "30KB" }`
     pub aqm: Option<AqmConfig>,
-    /// Token-bucket shaper at both ends (see the link tables).
+    /// Token-bucket shaper at both ends (a link table's `shaper`).
+    ///
+    /// Unit: table · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `shaper = { rate = "1Gbps", burst = "15KB" }`
     pub shaper: Option<ShaperConfig>,
-    /// trTCM policer at both switch ends (see the link tables).
+    /// trTCM policer at both switch ends (a link table's `policer`).
+    ///
+    /// Unit: table · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `policer = { kind = "trtcm", cir = "1Gbps", cbs = "15KB", pir = "2Gbps", pbs = "15KB" }`
     pub policer: Option<PolicerConfig>,
     /// One end (node name).
+    ///
+    /// Unit: name · Default: required · Example: `a = "s1"`
     pub a: String,
-    /// The other end (node name).
+    /// The other end (node name), not `a`.
+    ///
+    /// Unit: name · Default: required · Example: `b = "s2"`
     pub b: String,
-    /// Line rate (default from `defaults`).
+    /// Line rate; above zero.
+    ///
+    /// Unit: rate · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `rate = "1Gbps"`
     pub rate: Option<String>,
-    /// Propagation delay (default from `defaults`).
+    /// Propagation delay.
+    ///
+    /// Unit: duration · Default: `defaults`, else the link parameters' defaults · Example:
+    /// `delay = "5us"`
     pub delay: Option<String>,
-    /// Egress buffer (default from `defaults`).
+    /// Egress buffer at each end.
+    ///
+    /// Unit: size or packets · Default: `defaults`, else the link parameters' defaults ·
+    /// Example: `buffer = "100pkts"`
     pub buffer: Option<String>,
-    /// Loss probability (default from `defaults`).
+    /// Probability that a packet is lost on the wire.
+    ///
+    /// Unit: probability in [0, 1] · Default: `defaults`, else the link parameters' defaults ·
+    /// Example: `loss = 0.01`
     pub loss: Option<f64>,
-    /// Overrides for the `a -> b` direction only (`a`'s egress port). Example:
-    /// `a_to_b = { rate = "1Gbps", buffer = "100KB" }`.
+    /// Overrides for the `a -> b` direction only (`a`'s egress port): a link table.
+    ///
+    /// Unit: table · Default: none · Example: `a_to_b = { rate = "1Gbps", buffer = "20KB" }`
     pub a_to_b: Option<LinkConfig>,
-    /// Overrides for the `b -> a` direction only (`b`'s egress port).
+    /// Overrides for the `b -> a` direction only (`b`'s egress port): a link table.
+    ///
+    /// Unit: table · Default: none · Example: `b_to_a = { delay = "10us" }`
     pub b_to_a: Option<LinkConfig>,
 }
 

@@ -13,15 +13,27 @@ use crate::error::Invalid;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DumbbellConfig {
-    /// Hosts on the left (>= 1).
+    /// Hosts on the left; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `left = 8`
     pub left: u32,
-    /// Hosts on the right (>= 1).
+    /// Hosts on the right; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `right = 8`
     pub right: u32,
-    /// Defaults for every link.
+    /// Link parameters of every link (a link table).
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `links = { rate = "10Gbps", delay = "1us" }`
     pub links: Option<LinkConfig>,
-    /// Overrides for host links.
+    /// Overrides of `links` for host links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `host_links = { rate = "10Gbps" }`
     pub host_links: Option<LinkConfig>,
-    /// Overrides for the bottleneck link.
+    /// Overrides of `links` for the bottleneck link between the two switches, field by field.
+    ///
+    /// Unit: table · Default: none · Example:
+    /// `fabric_links = { rate = "1Gbps", buffer = "100pkts" }`
     pub fabric_links: Option<LinkConfig>,
 }
 

@@ -12,15 +12,26 @@ use crate::error::{FieldPath, Invalid};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FatTreeConfig {
-    /// Switch radix: even, 2..=256.
+    /// Switch radix: even, 2 to 256.
+    ///
+    /// Unit: integer · Default: required · Example: `k = 4`
     pub k: u32,
-    /// Hosts per edge switch. Default k/2.
+    /// Hosts per edge switch; at least 1.
+    ///
+    /// Unit: integer · Default: k/2 · Example: `hosts_per_edge = 4`
     pub hosts_per_edge: Option<u32>,
-    /// Defaults for every link.
+    /// Link parameters of every link (a link table).
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `links = { rate = "10Gbps", delay = "1us" }`
     pub links: Option<LinkConfig>,
-    /// Overrides for host-to-edge links.
+    /// Overrides of `links` for host-to-edge links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `host_links = { rate = "25Gbps" }`
     pub host_links: Option<LinkConfig>,
-    /// Overrides for switch-to-switch links.
+    /// Overrides of `links` for switch-to-switch links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `fabric_links = { buffer = "512KB" }`
     pub fabric_links: Option<LinkConfig>,
 }
 

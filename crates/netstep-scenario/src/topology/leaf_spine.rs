@@ -13,17 +13,30 @@ use crate::error::Invalid;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LeafSpineConfig {
-    /// Leaf switches (>= 1).
+    /// Leaf switches; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `leaves = 4`
     pub leaves: u32,
-    /// Spine switches (>= 1).
+    /// Spine switches; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `spines = 2`
     pub spines: u32,
-    /// Hosts per leaf (>= 1).
+    /// Hosts per leaf; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `hosts_per_leaf = 8`
     pub hosts_per_leaf: u32,
-    /// Defaults for every link.
+    /// Link parameters of every link (a link table).
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `links = { rate = "10Gbps", delay = "1us" }`
     pub links: Option<LinkConfig>,
-    /// Overrides for host-to-leaf links.
+    /// Overrides of `links` for host-to-leaf links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `host_links = { rate = "25Gbps" }`
     pub host_links: Option<LinkConfig>,
-    /// Overrides for leaf-to-spine links.
+    /// Overrides of `links` for leaf-to-spine links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `fabric_links = { buffer = "512KB" }`
     pub fabric_links: Option<LinkConfig>,
 }
 

@@ -15,24 +15,45 @@ use crate::error::{FieldPath, Invalid};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailConfig {
-    /// Servers (>= 1).
+    /// Servers; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `servers = 16`
     pub servers: u32,
-    /// GPUs per server, one rail each (>= 1).
+    /// GPUs per server, one rail each; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `gpus = 8`
     pub gpus: u32,
-    /// Spines over the rail leaves (0: none; cross-rail traffic then needs `pxn`).
+    /// Spines over the rail leaves; 0: none, and then cross-rail traffic needs `pxn = true`
+    /// (with more than one GPU per server, else nothing connects the rails).
+    ///
+    /// Unit: integer · Default: required · Example: `spines = 4`
     pub spines: u32,
-    /// Cross-rail traffic over NVLink to the destination's rail first (NCCL's PXN).
-    /// Default false (over the spines).
+    /// Cross-rail traffic goes over NVLink to the server's NIC on the destination's rail first,
+    /// then along that rail (NCCL's PXN); false: over a spine.
+    ///
+    /// Unit: bool · Default: false · Example: `pxn = true`
     pub pxn: Option<bool>,
-    /// Defaults for every link.
+    /// Link parameters of every link (a link table).
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `links = { rate = "10Gbps", delay = "1us" }`
     pub links: Option<Box<LinkConfig>>,
-    /// Overrides for GPU-to-NIC links (PCIe).
+    /// Overrides of `links` for GPU-to-NIC links (PCIe), field by field.
+    ///
+    /// Unit: table · Default: none · Example: `host_links = { rate = "400Gbps" }`
     pub host_links: Option<Box<LinkConfig>>,
-    /// Overrides for NIC-to-NVSwitch links (the intra-server fabric).
+    /// Overrides of `links` for NIC-to-NVSwitch links (the intra-server fabric), field by
+    /// field.
+    ///
+    /// Unit: table · Default: none · Example: `nvlink_links = { rate = "3600Gbps" }`
     pub nvlink_links: Option<Box<LinkConfig>>,
-    /// Overrides for NIC-to-rail-leaf links.
+    /// Overrides of `links` for NIC-to-rail-leaf links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `rail_links = { rate = "400Gbps" }`
     pub rail_links: Option<Box<LinkConfig>>,
-    /// Overrides for rail-leaf-to-spine links.
+    /// Overrides of `links` for rail-leaf-to-spine links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `fabric_links = { rate = "800Gbps" }`
     pub fabric_links: Option<Box<LinkConfig>>,
 }
 

@@ -13,15 +13,26 @@ use crate::error::{FieldPath, Invalid};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TorusConfig {
-    /// Ring sizes: 2 or 3 dimensions, each >= 2.
+    /// Ring sizes: 2 or 3 dimensions, each at least 2.
+    ///
+    /// Unit: list of integers · Default: required · Example: `dims = [4, 4]`
     pub dims: Vec<u32>,
-    /// Hosts per switch (>= 1). Default 1.
+    /// Hosts per switch; at least 1.
+    ///
+    /// Unit: integer · Default: 1 · Example: `hosts_per_switch = 2`
     pub hosts_per_switch: Option<u32>,
-    /// Defaults for every link.
+    /// Link parameters of every link (a link table).
+    ///
+    /// Unit: table · Default: none (the link parameters' defaults) · Example:
+    /// `links = { rate = "10Gbps", delay = "1us" }`
     pub links: Option<LinkConfig>,
-    /// Overrides for host-to-switch links.
+    /// Overrides of `links` for host-to-switch links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `host_links = { rate = "25Gbps" }`
     pub host_links: Option<LinkConfig>,
-    /// Overrides for switch-to-switch links.
+    /// Overrides of `links` for switch-to-switch links, field by field.
+    ///
+    /// Unit: table · Default: none · Example: `fabric_links = { delay = "500ns" }`
     pub fabric_links: Option<LinkConfig>,
 }
 

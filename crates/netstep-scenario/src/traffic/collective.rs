@@ -30,29 +30,60 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CollectiveConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// The algorithm.
+    /// The algorithm: `ring_all_reduce` (reduce-scatter then all-gather round the ring: 2(n-1)
+    /// steps of size/n bytes from each rank to the next), `halving_doubling_all_reduce`
+    /// (Rabenseifner: recursive halving, partners n/2 ... 1 apart with size/2 ... size/n bytes,
+    /// then recursive doubling back; 2 log2 n steps; n a power of two), `reduce_scatter`,
+    /// `all_gather` (ring, n-1 steps of size/n), `all_to_all` (one step: size/n to every other
+    /// rank), `broadcast` (ring from rank 0: rank s sends size bytes to rank s+1 in step s).
+    ///
+    /// Unit: name · Default: required · Example: `collective = "ring_all_reduce"`
     pub collective: Algorithm,
-    /// Host names in rank order. Default: every host, in host order.
+    /// Host names in rank order (distinct hosts).
+    ///
+    /// Unit: list of names · Default: every host, in host order · Example:
+    /// `ranks = ["h0", "h2", "h4", "h6"]`
     pub ranks: Option<Vec<String>>,
-    /// Shuffle the rank order with the seed. Default false.
+    /// Shuffle the rank order with the seed.
+    ///
+    /// Unit: bool · Default: false · Example: `shuffle = true`
     pub shuffle: Option<bool>,
-    /// Buffer bytes per rank (the vector all-reduced; all-to-all sends size/n to each
-    /// peer; broadcast sends size).
+    /// Buffer bytes per rank (the vector all-reduced; all-to-all sends size/n to each peer,
+    /// broadcast sends size); sizes that do not divide are rounded up to whole bytes; at least
+    /// one byte per block.
+    ///
+    /// Unit: size · Default: required · Example: `size = "8MB"`
     pub size: String,
-    /// Flows per send (pipelining). Default 1.
+    /// Flows per send (pipelining): each send is split into `chunks` flows of (nearly) equal
+    /// size, at least one byte each.
+    ///
+    /// Unit: integer · Default: 1 · Example: `chunks = 4`
     pub chunks: Option<u32>,
-    /// Iterations. Default 1.
+    /// Times the collective runs; at least 1.
+    ///
+    /// Unit: integer · Default: 1 · Example: `iterations = 2`
     pub iterations: Option<u32>,
-    /// Compute time between a rank's end of one iteration and its start of the next.
-    /// Default `"0s"`.
+    /// Time between a rank's end of one iteration and its start of the next.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `compute = "50us"`
     pub compute: Option<String>,
-    /// Start of the first iteration. Default `"0s"`.
+    /// Start of the first iteration.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Job name in `collectives.parquet` and the summary. Default `"job<block index>"`.
+    /// Name in `collectives.parquet` and the run summary (unique).
+    ///
+    /// Unit: text · Default: `"job<block index>"` · Example: `job = "allreduce"`
     pub job: Option<String>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

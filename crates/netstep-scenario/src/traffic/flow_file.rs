@@ -29,15 +29,24 @@ use crate::transport::{TransportConfig, TransportTemplate, resolve_transport};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowFileConfig {
-    /// Traffic class (0-7) of rows without a `class` cell. Default 0.
+    /// Traffic class (0-7) of rows without a `class` cell.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// The file (`.csv` or `.parquet`), relative to the scenario file's folder, then to the
-    /// working directory.
+    /// The flow file, CSV or Parquet by its extension (`.csv` or `.parquet`), relative to the
+    /// scenario file's folder, then to the working directory.
+    ///
+    /// Unit: path · Default: required · Example: `path = "trace.csv"`
     pub path: String,
-    /// Transport of rows without a `transport` cell (default: the top-level `[transport]`).
+    /// Transport of rows without a `transport` cell: a table with the fields of `[transport]`.
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
-    /// Transports that rows name in their `transport` column. Example:
-    /// `transports = { bulk = { kind = "tcp", cc = "cubic" } }`.
+    /// Named transports that rows select in their `transport` column.
+    ///
+    /// Unit: table of transport tables · Default: none · Example:
+    /// `transports = { bulk = { kind = "tcp", cc = "cubic" } }`
     pub transports: Option<BTreeMap<String, TransportConfig>>,
 }
 

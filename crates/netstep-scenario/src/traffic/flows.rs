@@ -18,11 +18,21 @@ use crate::transport::{TransportConfig, TransportTemplate};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
-    /// Traffic class (0-7) of every flow in the block unless a flow sets its own. Default 0.
+    /// Traffic class (0-7) of every flow in the block unless a flow sets its own.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// The flows.
+    /// The flows: a list of
+    /// `{ src, dst, size | packets, start?, path?, class?, name?, after?, delay? }`.
+    ///
+    /// Unit: list of tables · Default: required · Example:
+    /// `flows = [{ src = "h0", dst = "h1", size = "1MB" }]`
     pub flows: Vec<ExplicitFlow>,
-    /// Transport of these flows (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 
@@ -33,26 +43,50 @@ pub struct FlowsConfig {
     expecting = "a table such as { src = \"h0\", dst = \"h5\", size = \"10KB\" }"
 )]
 pub struct ExplicitFlow {
-    /// Traffic class (0-7) of this flow (overrides the block's `class`).
+    /// Traffic class (0-7) of this flow.
+    ///
+    /// Unit: integer · Default: the block's `class` · Example: `class = 7`
     pub class: Option<u8>,
-    /// Sending host name.
+    /// Sending host's name.
+    ///
+    /// Unit: name · Default: required · Example: `src = "h0"`
     pub src: String,
-    /// Receiving host name.
+    /// Receiving host's name (another host than `src`).
+    ///
+    /// Unit: name · Default: required · Example: `dst = "h1"`
     pub dst: String,
-    /// Payload (or give `packets`). Example: `size = "1MB"`.
+    /// Payload bytes; give `size` or `packets`, not both.
+    ///
+    /// Unit: size · Default: — (give this or `packets`) · Example: `size = "1MB"`
     pub size: Option<String>,
-    /// Packet count (open loop) (or give `size`).
+    /// Packets instead of `size`: that many packets (open loop), `packets x mss` bytes (TCP) or
+    /// `packets x mtu` bytes (RDMA).
+    ///
+    /// Unit: count · Default: — (give this or `size`) · Example: `packets = 100`
     pub packets: Option<u32>,
-    /// Start time. Default `"0s"`.
+    /// Start time; with `after`, the flow starts at `max(start, last notice + delay)`.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "10us"`
     pub start: Option<String>,
-    /// Explicit node path from `src` to `dst` (every consecutive pair must be linked).
+    /// Explicit node path from `src` to `dst`, followed whatever the `[routing]` mode: every
+    /// consecutive pair must be linked and intermediate nodes must be switches.
+    ///
+    /// Unit: list of node names · Default: the routed path · Example:
+    /// `path = ["h0", "edge0_0", "agg0_1", "edge0_1", "h2"]`
     pub path: Option<Vec<String>>,
-    /// A name other flows' `after` can refer to (unique in the scenario).
+    /// A name other flows' `after` can refer to (unique in the scenario, not empty).
+    ///
+    /// Unit: text · Default: none · Example: `name = "a"`
     pub name: Option<String>,
-    /// Names of flows that must finish (their receiver has every byte) before this one starts.
+    /// Names of flows (in any `flows` block) that must finish (their receiver has every byte)
+    /// before this one starts; not empty.
+    ///
+    /// Unit: list of names · Default: none · Example: `after = ["a", "b"]`
     pub after: Option<Vec<String>>,
-    /// With `after`: time between the last of them finishing and this flow's start (compute
-    /// time). Default `"0s"`.
+    /// With `after` only: time between the last of them finishing (its notice reaching this
+    /// flow's source) and this flow's start (compute time).
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `delay = "5us"`
     pub delay: Option<String>,
 }
 

@@ -18,23 +18,46 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct IncastConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// The receiving host's name. Default: a host drawn from the seed.
+    /// The receiving host's name.
+    ///
+    /// Unit: name · Default: a host drawn from the seed · Example: `receiver = "h0"`
     pub receiver: Option<String>,
-    /// Number of senders per round, drawn from the other hosts (distinct within a round).
+    /// Senders per round, distinct hosts other than the receiver, drawn from the seed anew each
+    /// round: between 1 and the number of other hosts.
+    ///
+    /// Unit: integer · Default: required · Example: `senders = 8`
     pub senders: u32,
-    /// Payload each sender sends per round (or give `packets`).
+    /// Payload each sender sends per round; give `size` or `packets`, not both.
+    ///
+    /// Unit: size · Default: — (give this or `packets`) · Example: `size = "1MB"`
     pub size: Option<String>,
-    /// Packets each sender sends per round (open loop) (or give `size`).
+    /// Packets each sender sends per round instead of `size`: that many packets (open loop),
+    /// `packets x mss` bytes (TCP) or `packets x mtu` bytes (RDMA).
+    ///
+    /// Unit: count · Default: — (give this or `size`) · Example: `packets = 100`
     pub packets: Option<u32>,
-    /// Rounds. Default 1.
+    /// Rounds; at least 1.
+    ///
+    /// Unit: integer · Default: 1 · Example: `rounds = 3`
     pub rounds: Option<u32>,
-    /// Time between the starts of two rounds (needed with more than one round).
+    /// Time between the starts of two rounds; above zero.
+    ///
+    /// Unit: duration · Default: — (required with more than one round) · Example:
+    /// `interval = "2ms"`
     pub interval: Option<String>,
-    /// Start of the first round. Default `"0s"`.
+    /// Start of the first round.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

@@ -23,26 +23,52 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OnOffConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// Number of sources, each a random (source, destination) pair. Default: every host,
-    /// each to a random other host.
+    /// Number of sources, each a random (source, destination) pair (seeded); at least 1.
+    ///
+    /// Unit: integer · Default: every host, each to a random other host · Example:
+    /// `sources = 16`
     pub sources: Option<u32>,
-    /// Sending rate while on. Example: `rate = "1Gbps"`.
+    /// Sending rate while on, above zero: each on period is one flow of `rate x length` bytes
+    /// (at least one). With an `open_loop` transport at the same `rate` its packets leave at
+    /// that rate (ns-3's model); with TCP each period's bytes are one transfer.
+    ///
+    /// Unit: rate · Default: required · Example: `rate = "1Gbps"`
     pub rate: String,
-    /// Mean on period. Example: `on = "100us"`.
+    /// Mean on period; above zero.
+    ///
+    /// Unit: duration · Default: required · Example: `on = "100us"`
     pub on: String,
-    /// Mean off period. Example: `off = "300us"`.
+    /// Mean off period; above zero.
+    ///
+    /// Unit: duration · Default: required · Example: `off = "300us"`
     pub off: String,
-    /// `"exponential"` (default) or `"pareto"`.
+    /// How the on and off periods are drawn: `"exponential"`, or `"pareto"` with shape `shape`
+    /// (scale `mean (alpha - 1) / alpha`: heavy-tailed, self-similar in aggregate).
+    ///
+    /// Unit: `"exponential"` or `"pareto"` · Default: `"exponential"` · Example:
+    /// `periods = "pareto"`
     pub periods: Option<Periods>,
-    /// Pareto shape alpha (> 1). Default 1.5.
+    /// Pareto shape alpha, above 1 (a finite mean); ignored for exponential periods.
+    ///
+    /// Unit: number · Default: 1.5 · Example: `shape = 1.2`
     pub shape: Option<f64>,
-    /// When the sources start (on). Default `"0s"`.
+    /// When the sources start (on).
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// How long they run.
+    /// How long the sources run, above zero; the last on period is cut at the end.
+    ///
+    /// Unit: duration · Default: required · Example: `duration = "20ms"`
     pub duration: String,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

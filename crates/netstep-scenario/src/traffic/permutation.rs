@@ -17,18 +17,33 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermutationConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// Payload per flow (or give `packets`).
+    /// Payload per flow; give `size` or `packets`, not both.
+    ///
+    /// Unit: size · Default: — (give this or `packets`) · Example: `size = "1MB"`
     pub size: Option<String>,
-    /// Packets per flow (open loop) (or give `size`).
+    /// Packets per flow instead of `size`: that many packets (open loop), `packets x mss` bytes
+    /// (TCP) or `packets x mtu` bytes (RDMA).
+    ///
+    /// Unit: count · Default: — (give this or `size`) · Example: `packets = 100`
     pub packets: Option<u32>,
-    /// Start time of every flow. Default `"0s"`.
+    /// Start time of every flow.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Host `i` of `n` sends to host `(i + n/2) mod n` instead of a random derangement.
-    /// Default false.
+    /// Host `i` of `n` (in node order) sends to host `(i + n/2) mod n` instead of along a
+    /// uniformly random derangement (seeded); needs an even number of hosts.
+    ///
+    /// Unit: bool · Default: false · Example: `across_bisection = true`
     pub across_bisection: Option<bool>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

@@ -22,23 +22,46 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PoissonConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// Offered load as a fraction of total host-link capacity, in (0, 1].
+    /// Offered load as a fraction of the total host-link capacity: arrival rate = load × Σ host
+    /// link rates / (8 × mean size).
+    ///
+    /// Unit: number in (0, 1] · Default: required · Example: `load = 0.5`
     pub load: f64,
-    /// CDF file (netstep CDF TOML), relative to the scenario file's folder, then to the
-    /// working directory. Example: `cdf = "../datasets/websearch.toml"`.
+    /// Flow-size CDF file (netstep CDF TOML, see "Flow-size CDF files"), relative to the
+    /// scenario file's folder, then to the working directory; its mean size must be above 0.
+    ///
+    /// Unit: path · Default: required · Example: `cdf = "../datasets/websearch.toml"`
     pub cdf: String,
-    /// Arrivals happen in `[start, start + duration)`.
+    /// Arrivals happen in `[start, start + duration)`; above zero.
+    ///
+    /// Unit: duration · Default: required · Example: `duration = "10ms"`
     pub duration: String,
-    /// First possible arrival. Default `"0s"`.
+    /// First possible arrival.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Stop after this many flows (optional cap).
+    /// Stop after this many flows; at least 1.
+    ///
+    /// Unit: integer · Default: no cap · Example: `max_flows = 1000`
     pub max_flows: Option<u32>,
-    /// A traffic matrix (CSV or Parquet: `src`, `dst`, `weight`; host or switch names)
-    /// giving each pair its share of the arrivals. Default: uniform over host pairs.
+    /// A traffic matrix (CSV or Parquet with columns `src`, `dst`, `weight`, resolved like
+    /// `cdf`) replacing the uniform pairs: each row's pair gets its weight's share of the
+    /// arrivals. Names are hosts (host to host) or switches (rack to rack: the source and
+    /// destination hosts are drawn uniformly among the hosts attached to each switch, distinct
+    /// when a rack sends to itself); a matrix is one or the other; rows of weight 0 are
+    /// skipped.
+    ///
+    /// Unit: path · Default: uniform over host pairs · Example: `matrix = "traffic-matrix.csv"`
     pub matrix: Option<String>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

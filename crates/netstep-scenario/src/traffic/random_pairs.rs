@@ -13,17 +13,33 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomPairsConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// Number of flows.
+    /// Number of flows, each between a uniformly random host pair (src != dst, seeded); at
+    /// least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `count = 64`
     pub count: u32,
-    /// Payload per flow (or give `packets`).
+    /// Payload per flow; give `size` or `packets`, not both.
+    ///
+    /// Unit: size · Default: — (give this or `packets`) · Example: `size = "1MB"`
     pub size: Option<String>,
-    /// Packets per flow (open loop) (or give `size`).
+    /// Packets per flow instead of `size`: that many packets (open loop), `packets x mss` bytes
+    /// (TCP) or `packets x mtu` bytes (RDMA).
+    ///
+    /// Unit: count · Default: — (give this or `size`) · Example: `packets = 100`
     pub packets: Option<u32>,
-    /// Start time of every flow. Default `"0s"`.
+    /// Start time of every flow.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

@@ -27,26 +27,50 @@ use crate::transport::TransportConfig;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestResponseConfig {
-    /// Traffic class (0-7) of the block's flows. Default 0.
+    /// Traffic class (0-7) of the block's flows.
+    ///
+    /// Unit: integer · Default: 0 · Example: `class = 3`
     pub class: Option<u8>,
-    /// The server's host name. Default: a host drawn from the seed.
+    /// The server's host name.
+    ///
+    /// Unit: name · Default: a host drawn from the seed · Example: `server = "h0"`
     pub server: Option<String>,
-    /// Client host names. Default: every host but the server.
+    /// Client host names (distinct hosts, not the server).
+    ///
+    /// Unit: list of names · Default: every host but the server · Example:
+    /// `clients = ["h1", "h2"]`
     pub clients: Option<Vec<String>>,
-    /// Requests each client sends, one after the other.
+    /// Requests each client sends, one after the other; at least 1.
+    ///
+    /// Unit: integer · Default: required · Example: `exchanges = 20`
     pub exchanges: u32,
-    /// Request size. Default `"1KB"`.
+    /// Request size.
+    ///
+    /// Unit: size · Default: `"1KB"` · Example: `request = "200B"`
     pub request: Option<String>,
-    /// Response size (or give `cdf`).
+    /// Response size; give `response` or `cdf`, not both.
+    ///
+    /// Unit: size · Default: — (give this or `cdf`) · Example: `response = "20KB"`
     pub response: Option<String>,
-    /// Response sizes from a CDF file (as for `poisson`).
+    /// Response sizes drawn from this CDF file, resolved as for `poisson`; give `response` or
+    /// `cdf`, not both.
+    ///
+    /// Unit: path · Default: — (give this or `response`) · Example:
+    /// `cdf = "../../datasets/websearch.toml"`
     pub cdf: Option<String>,
-    /// Mean think time between a response's arrival and the next request (exponential).
-    /// Default `"0s"`.
+    /// Mean of the exponential think time between a response's arrival and the next request.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `think = "20us"`
     pub think: Option<String>,
-    /// First requests' start. Default `"0s"`.
+    /// Start of the first requests.
+    ///
+    /// Unit: duration · Default: `"0s"` · Example: `start = "1ms"`
     pub start: Option<String>,
-    /// Transport (default: the top-level `[transport]`).
+    /// Transport of the block's flows: a table with the fields of `[transport]` (`kind` and
+    /// that kind's fields).
+    ///
+    /// Unit: table · Default: the top-level `[transport]` · Example:
+    /// `transport = { kind = "tcp", cc = "dctcp" }`
     pub transport: Option<TransportConfig>,
 }
 

@@ -12,19 +12,33 @@ use crate::fields::size_at;
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenLoopConfig {
-    /// Wire size of each packet. Default `"1000B"`.
+    /// Wire size of each packet: above zero, at most 2^32 - 1 bytes (about 4 GB).
+    ///
+    /// Unit: size, > 0 · Default: `"1000B"` · Example: `packet_size = "1500B"`
     pub packet_size: Option<String>,
-    /// Gap between packets. Give `interval` or `rate`, not both. Example: `interval = "1s"`.
+    /// Gap between packets (the mean gap with `exponential`); above zero. Give `interval` or
+    /// `rate`, not both.
+    ///
+    /// Unit: duration · Default: — (give this or `rate`) · Example: `interval = "1s"`
     pub interval: Option<String>,
-    /// Sending rate (the interval is packet_size·8/rate). Example: `rate = "1Gbps"`.
+    /// Sending rate, above zero: the interval is `packet_size·8/rate`. Give `interval` or
+    /// `rate`, not both.
+    ///
+    /// Unit: rate · Default: — (give this or `interval`) · Example: `rate = "1Gbps"`
     pub rate: Option<String>,
-    /// Exponential gaps with that mean (Poisson packets). Default false.
+    /// Exponential gaps with mean `interval` (Poisson packets).
+    ///
+    /// Unit: bool · Default: false · Example: `exponential = true`
     pub exponential: Option<bool>,
-    /// `"constant"` (default) or `"exponential"` packet sizes with mean `packet_size`
-    /// (exponential service times at a single bottleneck: M/M/1).
+    /// `"constant"`: every packet is `packet_size`; `"exponential"`: exponential sizes with
+    /// mean `packet_size` (exponential service times at a single bottleneck: M/M/1).
+    ///
+    /// Unit: `"constant"` or `"exponential"` · Default: `"constant"` · Example:
+    /// `size_distribution = "exponential"`
     pub size_distribution: Option<SizeDistributionConfig>,
-    /// Send packets ECN-capable (ECT(0)) so marking queues mark instead of dropping.
-    /// Default false.
+    /// Packets are ECN-capable (ECT(0)), so marking queues mark them instead of dropping them.
+    ///
+    /// Unit: bool · Default: false · Example: `ecn = true`
     pub ecn: Option<bool>,
 }
 

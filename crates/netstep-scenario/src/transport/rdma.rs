@@ -22,64 +22,143 @@ use crate::fields::{duration_at, rate_at, size_at, unit_fraction};
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RdmaConfig {
-    /// Rate control: `"dcqcn"`, `"timely"` or `"hpcc"`.
+    /// Rate control: `"dcqcn"` (DCQCN, Zhu et al. 2015, in the HPCC simulator's variant),
+    /// `"timely"` (TIMELY, Mittal et al. 2015), `"hpcc"` (HPCC, Li et al. 2019) or `"dctcp"`
+    /// (DCTCP's alpha steering a rate, the HPCC simulator's `CC_MODE 8`).
+    ///
+    /// Unit: `"dcqcn"`, `"timely"`, `"hpcc"` or `"dctcp"` · Default: `"dcqcn"` · Example:
+    /// `cc = "hpcc"`
     pub cc: Option<RdmaCcConfig>,
-    /// Payload per packet.
+    /// Payload per packet: 1 B to 65535 B.
+    ///
+    /// Unit: size · Default: `"1000B"` · Example: `mtu = "4000B"`
     pub mtu: Option<String>,
-    /// Header bytes per data packet (and the ACK/NACK size unless `ack_size` is given).
+    /// Header bytes per data packet, and the ACK/NACK size unless `ack_size` is given: 1 B to
+    /// 65535 B.
+    ///
+    /// Unit: size · Default: `"48B"` · Example: `header = "58B"`
     pub header: Option<String>,
-    /// ACK/NACK size.
+    /// ACK/NACK size: 1 B to 65535 B.
+    ///
+    /// Unit: size · Default: the `header` · Example: `ack_size = "60B"`
     pub ack_size: Option<String>,
-    /// No progress for this long: go back to the first unacknowledged packet.
+    /// No progress for this long: go back to the first unacknowledged packet (with
+    /// `recovery = "selective_repeat"`, resend it alone); above zero.
+    ///
+    /// Unit: duration · Default: `"1ms"` · Example: `rto = "4ms"`
     pub rto: Option<String>,
     /// Timeouts in a row without progress before the flow is given up.
+    ///
+    /// Unit: count · Default: 15 · Example: `max_retries = 5`
     pub max_retries: Option<u32>,
-    /// At most one NACK per gap in this interval.
+    /// At most one NACK per gap in this interval; above zero.
+    ///
+    /// Unit: duration · Default: `"500us"` · Example: `nack_interval = "100us"`
     pub nack_interval: Option<String>,
-    /// Acknowledge in-order packets once every this many (coalesced ACKs).
+    /// Acknowledge in-order packets once every this many (and the last one): coalesced ACKs; at
+    /// least 1. The ECN echo reports a CE mark on any packet since the previous ACK; HPCC's ACK
+    /// echoes the telemetry of the packet that triggered it.
+    ///
+    /// Unit: count · Default: 1 · Example: `ack_every = 4`
     pub ack_every: Option<u32>,
-    /// Loss recovery: `"go_back_n"` or `"selective_repeat"`.
+    /// Loss recovery: `"go_back_n"` (the receiver drops out-of-order packets; the sender goes
+    /// back to the missing one) or `"selective_repeat"` (the receiver keeps out-of-order
+    /// packets; the sender resends only the packets NACKs or timeouts name).
+    ///
+    /// Unit: `"go_back_n"` or `"selective_repeat"` · Default: `"go_back_n"` · Example:
+    /// `recovery = "selective_repeat"`
     pub recovery: Option<String>,
-    /// DCQCN and DCTCP: EWMA gain of alpha.
+    /// DCQCN and DCTCP only: alpha's EWMA gain.
+    ///
+    /// Unit: number in (0, 1] · Default: 1/16 · Example: `g = 0.00390625`
     pub g: Option<f64>,
-    /// DCQCN: alpha update period.
+    /// DCQCN only: alpha update period; above zero.
+    ///
+    /// Unit: duration · Default: `"55us"` · Example: `alpha_interval = "55us"`
     pub alpha_interval: Option<String>,
-    /// DCQCN: rate-decrease check period.
+    /// DCQCN only: rate-decrease check period; above zero.
+    ///
+    /// Unit: duration · Default: `"4us"` · Example: `decrease_interval = "50us"`
     pub decrease_interval: Option<String>,
-    /// DCQCN: rate-increase timer.
+    /// DCQCN only: rate-increase timer; above zero.
+    ///
+    /// Unit: duration · Default: `"1500us"` · Example: `increase_interval = "55us"`
     pub increase_interval: Option<String>,
-    /// DCQCN: fast-recovery stages before additive increase.
+    /// DCQCN only: fast-recovery stages (increase-timer periods) before additive increase.
+    ///
+    /// Unit: count · Default: 5 · Example: `fast_recovery_stages = 5`
     pub fast_recovery_stages: Option<u32>,
-    /// Additive increase step (HPCC's default depends on the line rate).
+    /// Additive increase step (every rate control); above zero.
+    ///
+    /// Unit: rate · Default: `"5Mbps"`; HPCC: line rate / 2500 (the HPCC simulator's: 40 Mb/s
+    /// at 100 Gb/s); DCTCP: 1 Gb/s (the simulator's `DCTCP_RATE_AI`) · Example:
+    /// `rate_ai = "40Mbps"`
     pub rate_ai: Option<String>,
-    /// DCQCN and TIMELY: hyper increase step.
+    /// DCQCN and TIMELY only: hyper increase step; above zero.
+    ///
+    /// Unit: rate · Default: `"50Mbps"` · Example: `rate_hai = "400Mbps"`
     pub rate_hai: Option<String>,
-    /// Lowest rate (DCQCN, TIMELY, HPCC).
+    /// Lowest rate (every rate control): above zero, at most the sending host's line rate and
+    /// at most `max_rate`.
+    ///
+    /// Unit: rate, > 0 · Default: `"100Mbps"` · Example: `min_rate = "10Mbps"`
     pub min_rate: Option<String>,
-    /// TIMELY: EWMA weight of a new RTT difference.
+    /// TIMELY only: EWMA weight of a new RTT difference.
+    ///
+    /// Unit: number in (0, 1] · Default: 0.875 · Example: `timely_alpha = 0.3`
     pub timely_alpha: Option<f64>,
-    /// TIMELY: multiplicative decrease factor.
+    /// TIMELY only: multiplicative decrease factor.
+    ///
+    /// Unit: number in (0, 1] · Default: 0.8 · Example: `timely_beta = 0.5`
     pub timely_beta: Option<f64>,
-    /// TIMELY: always increase below this RTT.
+    /// TIMELY only: below this RTT the rate always increases; below `t_high`.
+    ///
+    /// Unit: duration · Default: `"50us"` · Example: `t_low = "20us"`
     pub t_low: Option<String>,
-    /// TIMELY: decrease in proportion to the excess above this RTT.
+    /// TIMELY only: above this RTT the rate decreases in proportion to the excess; above zero
+    /// and above `t_low`.
+    ///
+    /// Unit: duration · Default: `"500us"` · Example: `t_high = "200us"`
     pub t_high: Option<String>,
-    /// TIMELY: the gradient's normalizing RTT.
+    /// TIMELY only: the gradient's normalizing RTT; above zero.
+    ///
+    /// Unit: duration · Default: `"20us"` · Example: `min_rtt = "10us"`
     pub min_rtt: Option<String>,
-    /// HPCC: target utilisation eta in (0, 1].
+    /// HPCC only: target utilisation.
+    ///
+    /// Unit: number in (0, 1] · Default: 0.95 (the paper's) · Example: `eta = 0.9`
     pub eta: Option<f64>,
-    /// HPCC: additive increases in a row before a multiplicative step.
+    /// HPCC only: additive increases in a row before a multiplicative step.
+    ///
+    /// Unit: count · Default: 5 (the paper's) · Example: `max_stage = 0`
     pub max_stage: Option<u32>,
-    /// HPCC: the base RTT `T` (window = rate x T); unset: each flow's own unloaded round
-    /// trip.
+    /// HPCC only: the base RTT `T` (the window is `rate x T`); above zero.
+    ///
+    /// Unit: duration · Default: the flow's unloaded round trip (one full data packet out, an
+    /// ACK back) · Example: `base_rtt = "8us"`
     pub base_rtt: Option<String>,
-    /// HPCC: react to every ACK (true) or once per round trip.
+    /// HPCC only: react to every ACK (`false`: once per round trip).
+    ///
+    /// Unit: bool · Default: true · Example: `fast_react = false`
     pub fast_react: Option<bool>,
-    /// The highest rate a flow sends at (the HPCC simulator's `MAX_RATE`).
+    /// The highest rate a flow sends at (the HPCC simulator's `MAX_RATE`): it starts at
+    /// `min(line rate, max_rate)` and increases stop there (DCQCN's target stops at the line
+    /// rate, as in that simulator; the rate controls' first update starts from the line rate,
+    /// as there); above zero.
+    ///
+    /// Unit: rate · Default: the NIC's line rate · Example: `max_rate = "10Gbps"`
     pub max_rate: Option<String>,
-    /// At most this many payload bytes in flight (the HPCC simulator's `FIXED_WIN`).
+    /// No new packet starts while the payload bytes in flight are at least this (the HPCC
+    /// simulator's `FIXED_WIN` with `HAS_WIN 1`), whatever the rate control; above zero. With
+    /// HPCC it replaces the `rate x T` window, and HPCC measures queues against it
+    /// (`u = qlen x max_rate / (B window) + txRate / B`, as that simulator does).
+    ///
+    /// Unit: size · Default: none · Example: `window = "22879B"`
     pub window: Option<String>,
-    /// Scale `window` by the current rate over the highest (`VAR_WIN`).
+    /// The window is `window x rate / max_rate` bytes (rounded down, at least 1; the HPCC
+    /// simulator's `VAR_WIN`); needs `window`.
+    ///
+    /// Unit: bool · Default: false · Example: `variable_window = true`
     pub variable_window: Option<bool>,
 }
 
