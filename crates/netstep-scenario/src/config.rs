@@ -396,7 +396,8 @@ pub struct LinkConfig {
     expecting = "a table such as { kind = \"step\", k = \"30KB\" }"
 )]
 pub struct AqmConfig {
-    /// `"red"` (random early detection) or `"step"` (DCTCP step marking).
+    /// `"red"` (random early detection), `"step"` (DCTCP step marking) or `"decbit"` (the
+    /// DECbit congestion bit, no parameters).
     pub kind: AqmKind,
     /// RED: lower threshold on the average queue (size). Required for `red`.
     pub min: Option<String>,
