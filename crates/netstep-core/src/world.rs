@@ -1,28 +1,32 @@
-//! The model as a bevy_ecs World: nodes, links and flows are entities; configuration and
-//! results are components; setup, injection and flushing are systems run by single-threaded
-//! schedules (they run once per run, so a multi-threaded executor's start-up buys nothing;
-//! ARCHITECTURE.md, "Data layout").
+//! The setup builder: a bevy_ecs World that a scenario is spawned into and the setup systems
+//! compile into the dense [`Model`]. It is used once per run, before the engine starts, and
+//! is dropped after setup; the engine, the run and the outputs never read it.
 //!
-//! The World is the one home of a run's configuration: nodes ([`NodeId`], [`NodeRole`],
-//! [`NodeName`]), links ([`Link`], their classes in [`Fabric`]), flows ([`Flow`]) and link
-//! failures ([`LinkDown`]) are entities with their settings as components; the settings the
-//! engine applies to every host or every switch alike are resources ([`NicSettings`],
-//! [`SwitchSettings`]), as are the seed and what is traced ([`Seed`], [`TraceSettings`]).
+//! What is ECS: nodes ([`NodeId`], [`NodeRole`], [`NodeName`]), links ([`Link`], their
+//! classes and the routing in the [`Fabric`] resource), flows ([`Flow`]) and link failures
+//! ([`LinkDown`]) are entities with their settings as components; the settings the engine
+//! applies to every host or every switch alike, the seed and what is traced are resources
+//! ([`NicSettings`], [`SwitchSettings`], [`Seed`], [`TraceSettings`]). The setup systems
+//! ([`compile_network`], [`inject_flows`], [`compile_elements`]) run in one single-threaded
+//! schedule ([`build_model`]; it runs once, so a multi-threaded executor's start-up buys
+//! nothing) and [`inject_flows`] moves the flow specifications out of their entities into the
+//! model's flow table, so a run never holds its flows twice.
 //!
-//! The per-window hot path does not iterate the World: the setup systems
-//! ([`compile_network`], [`inject_flows`], [`compile_elements`]) turn it into the dense,
-//! read-only [`Model`] (struct-of-arrays port tables, flow table, element settings) that the
-//! engines share, and [`record_outcomes`] writes each flow's result back onto its entity, where
-//! the trace writer reads it. ARCHITECTURE.md records the measurements behind this split.
+//! What is not ECS: the [`Model`] (struct-of-arrays port tables, routing, flow table, element
+//! settings) that the engines share read-only, the engine's per-node state, the run's
+//! [`RunOutput`](crate::engine::RunOutput) (per-flow outcomes by flow id, per-port counters),
+//! and everything around a run (run settings, collective step tags, node names for outputs:
+//! `netstep_scenario::Scenario`). Outputs are built from the model and the `RunOutput`.
+//! ARCHITECTURE.md ("Data layout") records the measurements behind this split.
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::balance::BalanceSpec;
+use crate::engine::Model;
 use crate::engine::trace::TraceConfig;
-use crate::engine::{Model, RunOutput};
 use crate::failure::{FailureSchedule, LinkFailure};
-use crate::flow::{FlowOutcome, FlowSpec, FlowTable};
+use crate::flow::{FlowSpec, FlowTable};
 use crate::network::{Network, NetworkError};
 use crate::nic::NicConfig;
 use crate::pfc::PfcSpec;
@@ -58,54 +62,6 @@ pub struct Flow {
     pub id: u32,
     /// What it sends.
     pub spec: FlowSpec,
-}
-
-/// Where a flow of a collective belongs: its job, iteration and step.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CollectiveStep {
-    /// Job index (into [`CollectiveJobs`]).
-    pub job: u32,
-    /// Iteration (0-based).
-    pub iteration: u32,
-    /// Step within the iteration (0-based).
-    pub step: u32,
-}
-
-/// One collective job: a `collective` traffic block.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CollectiveJob {
-    /// The job's name.
-    pub name: String,
-    /// The algorithm's name (`ring_all_reduce`, ...).
-    pub collective: &'static str,
-    /// Number of ranks.
-    pub ranks: u32,
-    /// When its first iteration starts.
-    pub start: SimTime,
-}
-
-/// The collective jobs of the scenario, by job index.
-#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CollectiveJobs(pub Vec<CollectiveJob>);
-
-/// Tags flows `first..` (ids, in order) with their collective steps and stores the jobs.
-pub fn spawn_collectives(
-    world: &mut World,
-    jobs: Vec<CollectiveJob>,
-    tags: &[(u32, CollectiveStep)],
-) {
-    if !tags.is_empty() {
-        let by_id: std::collections::HashMap<u32, CollectiveStep> = tags.iter().copied().collect();
-        let mut query = world.query::<(Entity, &Flow)>();
-        let tagged: Vec<(Entity, CollectiveStep)> = query
-            .iter(world)
-            .filter_map(|(e, f)| by_id.get(&f.id).map(|t| (e, *t)))
-            .collect();
-        for (entity, tag) in tagged {
-            world.entity_mut(entity).insert(tag);
-        }
-    }
-    world.insert_resource(CollectiveJobs(jobs));
 }
 
 /// A link that fails during the run: the one link between nodes `a` and `b` carries nothing
@@ -145,10 +101,6 @@ pub struct SwitchSettings {
 #[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
 pub struct TraceSettings(pub TraceConfig);
 
-/// A flow entity's outcome, written by [`record_outcomes`].
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlowResult(pub FlowOutcome);
-
 /// Link classes and routing of the fabric.
 #[derive(Resource, Clone, Debug)]
 pub struct Fabric {
@@ -168,10 +120,6 @@ pub struct Setup {
     network: Option<Result<Network, NetworkError>>,
     model: Option<Result<Model, NetworkError>>,
 }
-
-/// The engine's output, inserted before [`record_outcomes`] runs.
-#[derive(Resource, Clone, Debug)]
-pub struct RunResults(pub RunOutput);
 
 /// Spawns the nodes and links of `spec` and inserts its [`Fabric`].
 pub fn spawn_topology(world: &mut World, spec: TopologySpec) {
@@ -271,19 +219,20 @@ pub fn compile_network(
     ));
 }
 
-/// Injection system: gathers flow entities into the flow table and assembles the [`Model`].
-pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setup>) {
-    let Some(network) = setup.network.take() else {
+/// Injection system: moves the flow entities' specifications, in id order, into the flow
+/// table (the entities are despawned: after setup the flows live in the [`Model`] only) and
+/// assembles the [`Model`] with the [`Seed`]. An exclusive system, since it despawns.
+pub fn inject_flows(world: &mut World) {
+    let Some(network) = world.resource_mut::<Setup>().network.take() else {
         return;
     };
+    let seed = world.resource::<Seed>().0;
     let model = network.map(|net| {
-        let mut list: Vec<(u32, FlowSpec)> = flows.iter().map(|f| (f.id, f.spec.clone())).collect();
-        list.sort_by_key(|(id, _)| *id);
-        let table = FlowTable::new(list.into_iter().map(|(_, s)| s).collect(), net.n_nodes());
+        let table = FlowTable::new(take_flows(world), net.n_nodes());
         Model {
             net,
             flows: table,
-            seed: seed.0,
+            seed,
             record_deliveries: false,
             trace: Default::default(),
             nic: Default::default(),
@@ -294,7 +243,36 @@ pub fn inject_flows(flows: Query<&Flow>, seed: Res<Seed>, mut setup: ResMut<Setu
             ack_priority: false,
         }
     });
-    setup.model = Some(model);
+    world.resource_mut::<Setup>().model = Some(model);
+}
+
+/// Every flow entity's specification, by id, moved out of the World (the entities despawned).
+fn take_flows(world: &mut World) -> Vec<FlowSpec> {
+    let mut order: Vec<(u32, Entity)> = world
+        .query::<(Entity, &Flow)>()
+        .iter(world)
+        .map(|(e, f)| (f.id, e))
+        .collect();
+    order.sort_unstable_by_key(|&(id, _)| id);
+    order
+        .into_iter()
+        .map(|(_, entity)| {
+            let mut entity = world.entity_mut(entity);
+            let flow = entity.take::<Flow>().expect("queried above");
+            entity.despawn();
+            flow.spec
+        })
+        .collect()
+}
+
+/// The name of every node, by index (the node entities read once: for outputs and messages
+/// after setup, when the World is gone).
+pub fn node_names(world: &mut World) -> Vec<String> {
+    let mut names = vec![String::new(); world.query::<&NodeId>().iter(world).len()];
+    for (id, name) in world.query::<(&NodeId, &NodeName)>().iter(world) {
+        names[id.0 as usize] = name.0.clone();
+    }
+    names
 }
 
 /// Setup system: the element settings onto the [`Model`] (NICs, switches, tracing), and the
@@ -354,19 +332,6 @@ pub fn compile_elements(
     model.failures = Some(Box::new(FailureSchedule::new(net, list)));
 }
 
-/// Flushing system: writes each flow's outcome onto its entity.
-pub fn record_outcomes(
-    mut commands: Commands,
-    flows: Query<(Entity, &Flow)>,
-    results: Res<RunResults>,
-) {
-    for (entity, flow) in &flows {
-        if let Some(&outcome) = results.0.flows.get(flow.id as usize) {
-            commands.entity(entity).insert(FlowResult(outcome));
-        }
-    }
-}
-
 fn single_threaded(schedule: &mut Schedule) {
     schedule.set_executor(SingleThreadedExecutor::new());
 }
@@ -387,20 +352,6 @@ pub fn build_model(world: &mut World) -> Result<Model, NetworkError> {
         .model
         .take()
         .expect("setup schedule ran")
-}
-
-/// Runs the flushing schedule: records every flow's outcome of `output` on its entity and
-/// hands `output` back (moved through the World, never copied).
-pub fn record_run(world: &mut World, output: RunOutput) -> RunOutput {
-    world.insert_resource(RunResults(output));
-    let mut schedule = Schedule::default();
-    single_threaded(&mut schedule);
-    schedule.add_systems(record_outcomes);
-    schedule.run(world);
-    world
-        .remove_resource::<RunResults>()
-        .expect("inserted above")
-        .0
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::limits::{self, Footprint, Limits};
 use crate::overrides::fnv1a;
 use crate::settings::{ResolvedFailure, balance, nic_config, pfc, resolve_failures, shared_buffer};
 use crate::trace_settings::{trace_config, trace_tables};
-use crate::{Scenario, ScenarioMeta, VALIDATE_BUILD_BYTES, Validated};
+use crate::{Collectives, Scenario, ScenarioMeta, VALIDATE_BUILD_BYTES, Validated};
 use crate::{checks, estimate, topology, traffic, transport};
 
 /// `[simulation]` resolved: what the run is, apart from the model.
@@ -85,7 +85,7 @@ pub(crate) fn build(
         routing_entries,
         ..Default::default()
     };
-    let generated = generate_traffic(&parsed, &topology, &run, source, limits, &footprint)?;
+    let mut generated = generate_traffic(&parsed, &topology, &run, source, limits, &footprint)?;
     count_packets(&generated.flows, &mut footprint, limits)?;
     let mut hash = fnv1a(source.effective.as_bytes(), 0xcbf2_9ce4_8422_2325);
     for input in topology_inputs.iter().chain(&generated.inputs) {
@@ -110,8 +110,16 @@ pub(crate) fn build(
             &FieldPath::of(&["trace", "sample_interval"]),
         )?;
     }
+    let collectives = Collectives {
+        jobs: std::mem::take(&mut generated.jobs),
+        steps: std::mem::take(&mut generated.tags),
+    };
     let (mut world, model) = spawn(&parsed, topology, generated, &failures, trace, run.seed)?;
     checks::check_model(&model, &mut world)?;
+    // The setup World's work is done: the model holds the flows, the node names are kept for
+    // outputs and messages; dropping it frees its flow storage before the run.
+    let node_names = world::node_names(&mut world);
+    drop(world);
     estimate::trace_rows(&model, run.duration, &mut footprint, limits)?;
     let meta = ScenarioMeta {
         name: parsed
@@ -128,7 +136,12 @@ pub(crate) fn build(
         trace_tables: tables,
         footprint,
     };
-    Ok(Validated::Built(Box::new(Scenario { meta, world, model })))
+    Ok(Validated::Built(Box::new(Scenario {
+        meta,
+        model,
+        node_names,
+        collectives,
+    })))
 }
 
 /// `[simulation]`: duration, window, threads and seed, checked.
@@ -329,7 +342,6 @@ fn spawn(
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, generated.flows, seed);
-    world::spawn_collectives(&mut world, generated.jobs, &generated.tags);
     world::spawn_failures(&mut world, failures);
     world.insert_resource(nic);
     world.insert_resource(switches);

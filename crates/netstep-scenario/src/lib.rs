@@ -10,6 +10,7 @@
 //! arithmetic).
 
 pub mod cdf;
+pub mod collectives;
 pub mod config;
 pub mod error;
 pub mod limits;
@@ -28,10 +29,10 @@ mod trace_settings;
 
 use std::path::Path;
 
-use bevy_ecs::world::World;
 use netstep_core::engine::{EngineConfig, Model, WindowMode};
 use netstep_core::units::SimTime;
 
+pub use collectives::{CollectiveJob, CollectiveStep, Collectives};
 use config::ScenarioFile;
 pub use error::{FieldPath, Invalid, ScenarioError};
 pub use limits::{Footprint, Limits};
@@ -79,15 +80,19 @@ impl ScenarioMeta {
     }
 }
 
-/// A loaded, validated scenario: its settings, the World holding the model's entities, and the
-/// dense model the setup systems compiled from them.
+/// A loaded, validated scenario: its settings, the dense model the setup systems compiled from
+/// the setup World (`netstep_core::world`, dropped once the model is built), and what outputs
+/// need beside the model. Nothing here is ECS: the run reads the model, the outputs read the
+/// model, the run's `RunOutput` and the fields below.
 pub struct Scenario {
-    /// Settings and identity.
+    /// Run settings and identity.
     pub meta: ScenarioMeta,
-    /// Nodes, links and flows as entities.
-    pub world: World,
-    /// The compiled model the engines run.
+    /// The compiled model the engines run (its flow table is the one copy of the flows).
     pub model: Model,
+    /// Node names, by node index.
+    pub node_names: Vec<String>,
+    /// The collective jobs and their flows' steps.
+    pub collectives: Collectives,
 }
 
 /// Loads a scenario file, applying `--set KEY=VALUE` overrides; a scenario larger than

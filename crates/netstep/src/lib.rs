@@ -303,8 +303,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);
-    let output = netstep_core::world::record_run(&mut scenario.world, output);
-    let mut tables = output::Tables::build(&mut scenario, &output, wall);
+    let mut tables = output::Tables::build(&scenario, &output, wall);
     if let Some(format) = request.format {
         // The simulator's ideal beside netstep's, so both slowdowns can be reported.
         hpcc::export::fill_standalone(&scenario, &mut tables, format);

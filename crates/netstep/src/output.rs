@@ -11,8 +11,7 @@ use netstep_core::topology::NodeKind;
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::BufferSize;
 use netstep_core::units::SimTime;
-use netstep_core::world::{CollectiveJobs, CollectiveStep, Flow, FlowResult};
-use netstep_scenario::Scenario;
+use netstep_scenario::{CollectiveStep, Scenario};
 use netstep_trace::{
     CollectiveRow, FlowRow, LinkRow, RunRow, TableWriter, collectives_batch, flows_batch,
     links_batch, links_schema, run_batch, write_table,
@@ -290,34 +289,36 @@ fn ideal_fcts(model: &netstep_core::engine::Model, threads: usize) -> Vec<Option
 }
 
 impl Tables {
-    /// Builds the rows: flow rows from the World's flow entities and their recorded results.
-    pub fn build(scenario: &mut Scenario, output: &RunOutput, wall_seconds: f64) -> Tables {
+    /// Builds the rows: flow rows from the model's flow table and the run's per-flow outcomes
+    /// (both by flow id).
+    pub fn build(scenario: &Scenario, output: &RunOutput, wall_seconds: f64) -> Tables {
         let model = &scenario.model;
         let ideals = ideal_fcts(model, scenario.meta.threads);
-        let mut flows: Vec<FlowRow> = scenario
-            .world
-            .query::<(&Flow, &FlowResult)>()
-            .iter(&scenario.world)
-            .map(|(flow, result)| {
-                let r = &result.0;
-                let ideal = ideals[flow.id as usize].expect("validated: every flow has a route");
+        let flows: Vec<FlowRow> = model
+            .flows
+            .flows
+            .iter()
+            .zip(&output.flows)
+            .enumerate()
+            .map(|(id, (spec, r))| {
+                let ideal = ideals[id].expect("validated: every flow has a route");
                 // A flow that waits for others starts when they are done; one that does not
                 // reports its start even when the run ended before it.
-                let start = match flow.spec.after {
-                    None => Some(flow.spec.start),
+                let start = match spec.after {
+                    None => Some(spec.start),
                     Some(_) => r.start,
                 };
                 let fct = r.end.zip(start).map(|(end, start)| end - start);
                 FlowRow {
-                    flow_id: flow.id,
-                    src: flow.spec.src,
-                    dst: flow.spec.dst,
-                    transport: match &*flow.spec.transport {
+                    flow_id: id as u32,
+                    src: spec.src,
+                    dst: spec.dst,
+                    transport: match &*spec.transport {
                         TransportSpec::OpenLoop(_) => "open_loop",
                         TransportSpec::Tcp(t) => t.cc.transport_name(),
                         TransportSpec::Rdma(r) => r.cc.transport_name(),
                     },
-                    size_bytes: flow.spec.size.0,
+                    size_bytes: spec.size.0,
                     start_ns: start.map(|s| s.as_ns()),
                     deps_done_ns: r.deps_done.map(|d| d.as_ns()),
                     end_ns: r.end.map(|e| e.as_ns()),
@@ -338,7 +339,6 @@ impl Tables {
                 }
             })
             .collect();
-        flows.sort_by_key(|f| f.flow_id);
         let meta = &scenario.meta;
         let run = RunRow {
             scenario: meta.name.clone(),
@@ -384,7 +384,7 @@ impl Tables {
             nic_per_flow: model.nic.per_flow.to_string(),
             nic_scheduler: model.nic.scheduler.name(),
         };
-        let (collectives, jobs) = collective_rows(scenario, &flows);
+        let (collectives, jobs) = collective_rows(scenario, &flows, output);
         Tables {
             flows,
             run,
@@ -397,24 +397,23 @@ impl Tables {
 /// The `collectives.parquet` rows (one per job, iteration and step) and each job's completion
 /// time, from the flow rows (by flow id) and the flows' step tags.
 fn collective_rows(
-    scenario: &mut Scenario,
+    scenario: &Scenario,
     flows: &[FlowRow],
+    output: &RunOutput,
 ) -> (Vec<CollectiveRow>, Vec<(String, Option<SimTime>)>) {
-    let jobs = match scenario.world.get_resource::<CollectiveJobs>() {
-        Some(jobs) if !jobs.0.is_empty() => jobs.0.clone(),
-        _ => return (Vec::new(), Vec::new()),
-    };
+    let jobs = &scenario.collectives.jobs;
+    if jobs.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
     let mut steps: BTreeMap<CollectiveStep, (CollectiveRow, bool)> = BTreeMap::new();
     // Each job's latest end in ps (None once a flow of it did not complete).
     let mut ends: Vec<Option<SimTime>> = vec![Some(SimTime::ZERO); jobs.len()];
-    for (flow, tag, result) in scenario
-        .world
-        .query::<(&Flow, &CollectiveStep, &FlowResult)>()
-        .iter(&scenario.world)
-    {
+    for (id, tag) in &scenario.collectives.steps {
         let end = &mut ends[tag.job as usize];
-        *end = end.zip(result.0.end).map(|(a, b)| a.max(b));
-        let row = &flows[flow.id as usize];
+        *end = end
+            .zip(output.flows[*id as usize].end)
+            .map(|(a, b)| a.max(b));
+        let row = &flows[*id as usize];
         let job = &jobs[tag.job as usize];
         let (entry, open) = steps.entry(*tag).or_insert_with(|| {
             (

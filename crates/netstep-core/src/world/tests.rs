@@ -1,5 +1,4 @@
-//! The setup and flushing systems: the whole schedule through the World, and each system
-//! alone in bevy's style (a tiny World, the system run once, the World inspected).
+//! The setup systems: the whole schedule through the World, and each system alone in bevy's style (a tiny World, the system run once, the World inspected).
 
 use super::*;
 use crate::topology::dumbbell;
@@ -7,7 +6,7 @@ use crate::transport::{OpenLoopSpec, TransportSpec};
 use crate::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
 #[test]
-fn setup_and_flush_systems_round_trip_through_the_world() {
+fn setup_systems_compile_the_world_into_a_model_that_runs() {
     let class = LinkClass::new(
         BitsPerSec(1_000_000_000),
         SimTime::from_us(1),
@@ -39,10 +38,14 @@ fn setup_and_flush_systems_round_trip_through_the_world() {
     assert_eq!(model.net.n_nodes(), 4);
     assert_eq!(model.flows.len(), 1);
     let output = crate::engine::reference::run(&model, None).expect("no overflow");
-    record_run(&mut world, output);
-    let results: Vec<FlowResult> = world.query::<&FlowResult>().iter(&world).cloned().collect();
-    assert_eq!(results.len(), 1);
-    assert_eq!(results[0].0.packets_delivered, 3);
+    assert_eq!(output.flows.len(), 1);
+    assert_eq!(output.flows[0].packets_delivered, 3);
+    assert_eq!(
+        world.query::<&Flow>().iter(&world).len(),
+        0,
+        "the flows moved into the model"
+    );
+    assert_eq!(world.query::<&NodeId>().iter(&world).len(), 4);
 }
 /// Every element setting reaches the model through the World: resources for what all
 /// hosts or switches share, a component per link failure; nothing is assigned afterwards.
@@ -217,6 +220,11 @@ fn inject_flows_builds_the_flow_table_in_id_order_with_the_seed() {
         spec: flow(0, 1, 5),
     });
     world.run_system_once(inject_flows).unwrap();
+    assert_eq!(
+        world.query::<&Flow>().iter(&world).len(),
+        0,
+        "the flow entities were despawned"
+    );
     let setup = world.resource::<Setup>();
     assert!(setup.network.is_none(), "the network moved into the model");
     let model = setup.model.as_ref().unwrap().as_ref().unwrap();
@@ -337,48 +345,4 @@ fn compile_elements_with_dynamic_pfc_counts_every_lossless_packet() {
         assert!(!model.net.skips_empty_queue(port, true));
         assert!(!model.net.skips_empty_queue(port, false));
     }
-}
-
-#[test]
-fn record_outcomes_puts_each_flows_result_on_its_entity() {
-    let mut world = World::new();
-    let a = world
-        .spawn(Flow {
-            id: 1,
-            spec: flow(0, 1, 1),
-        })
-        .id();
-    let b = world
-        .spawn(Flow {
-            id: 0,
-            spec: flow(1, 0, 1),
-        })
-        .id();
-    let outcome = |flow: u32, delivered: u64| FlowOutcome {
-        flow,
-        packets_sent: delivered,
-        packets_delivered: delivered,
-        packets_dropped: 0,
-        ecn_marks: 0,
-        retransmits: 0,
-        fast_retransmits: 0,
-        timeouts: 0,
-        start: Some(SimTime::ZERO),
-        deps_done: None,
-        end: Some(SimTime::from_us(delivered)),
-        failure: None,
-    };
-    let output = RunOutput {
-        flows: vec![outcome(0, 7), outcome(1, 9)],
-        ports: Vec::new(),
-        stats: Default::default(),
-        deliveries: Vec::new(),
-        pfc_events: Vec::new(),
-        pfc_headroom_exceeded: 0,
-        pfc_deadlock: None,
-    };
-    world.insert_resource(RunResults(output));
-    world.run_system_once(record_outcomes).unwrap();
-    assert_eq!(world.get::<FlowResult>(a), Some(&FlowResult(outcome(1, 9))));
-    assert_eq!(world.get::<FlowResult>(b), Some(&FlowResult(outcome(0, 7))));
 }

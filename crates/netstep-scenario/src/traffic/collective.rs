@@ -11,11 +11,10 @@
 
 use std::sync::Arc;
 
+use crate::collectives::{CollectiveJob, CollectiveStep};
 use netstep_core::flow::{Dependencies, FlowSpec};
 use netstep_core::transport::TransportSpec;
 use netstep_core::units::{Bytes, SimTime};
-use netstep_core::world::CollectiveJob;
-use netstep_core::world::CollectiveStep;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 

@@ -21,10 +21,10 @@ mod waits;
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::collectives::{CollectiveJob, CollectiveStep};
 use netstep_core::flow::FlowSpec;
 use netstep_core::rng::{STREAM_TRAFFIC, stream};
 use netstep_core::topology::TopologySpec;
-use netstep_core::world::{CollectiveJob, CollectiveStep};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 

@@ -42,15 +42,10 @@ pub fn node_ip(id: u32) -> u32 {
 /// The simulator's id of each netstep node: its name when the name is a number, else its
 /// index.
 pub fn simulator_ids(scenario: &mut Scenario) -> Vec<u32> {
-    use netstep_core::world::{NodeId, NodeName};
     let mut ids: Vec<u32> = (0..scenario.model.net.n_nodes() as u32).collect();
-    for (node, name) in scenario
-        .world
-        .query::<(&NodeId, &NodeName)>()
-        .iter(&scenario.world)
-    {
-        if let Ok(id) = name.0.parse::<u32>() {
-            ids[node.0 as usize] = id;
+    for (node, name) in scenario.node_names.iter().enumerate() {
+        if let Ok(id) = name.parse::<u32>() {
+            ids[node] = id;
         }
     }
     ids

@@ -1039,10 +1039,8 @@ fn bfs(net: &netstep_core::network::Network, src: u32) -> Vec<u32> {
 /// rail, no spine).
 #[test]
 fn rail_optimized_routes_keep_rails_and_servers() {
-    let mut s = scenario_file("scenarios/workloads/rail-optimized.toml", &[]);
-    let all: Vec<String> = (0..s.model.net.n_nodes() as u32)
-        .map(|n| netstep_core::world::node_name(&mut s.world, n).unwrap())
-        .collect();
+    let s = scenario_file("scenarios/workloads/rail-optimized.toml", &[]);
+    let all: Vec<String> = s.node_names.clone();
     let names = |path: Vec<u32>| -> Vec<String> {
         path.into_iter().map(|n| all[n as usize].clone()).collect()
     };
