@@ -4,13 +4,7 @@
 //! registers the kinds, one line each (see ARCHITECTURE.md, "How to add a topology"). The size
 //! checks every kind shares (limits, memory, node degree) live here, once.
 
-pub mod custom;
-pub mod dumbbell;
-pub mod fat_tree;
-pub mod leaf_spine;
 pub mod links;
-pub mod rail;
-pub mod torus;
 
 use netstep_core::topology::{LinkClass, NodeKind, RoutingKind, TopologySpec};
 use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
@@ -42,16 +36,18 @@ pub(crate) trait TopologyKind {
     fn arithmetic(&self) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid>;
 }
 
-/// Declares [`TopologyConfig`] from one registration line per kind: `Variant(ConfigType)`,
-/// the variant's snake-case name being the `kind` string.
+/// Declares each kind's module and [`TopologyConfig`] from one registration line per kind:
+/// `Variant(module::ConfigType)`, the variant's snake-case name being the `kind` string.
 macro_rules! topology_kinds {
-    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$ty:ident),)*) => {
+        $(pub mod $module;)*
+
         /// `[topology]`: `kind` picks one of the built-in shapes or a custom graph, whose
         /// config type holds the table's other fields.
         #[derive(Clone, Debug, Deserialize, Serialize)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum TopologyConfig {
-            $($(#[$doc])* $variant($ty),)*
+            $($(#[$doc])* $variant($module::$ty),)*
         }
 
         impl TopologyConfig {

@@ -4,18 +4,8 @@
 //! "How to add a traffic kind"). Every random draw comes from a stream keyed by (seed, traffic
 //! block).
 
-pub mod all_to_all;
-pub mod collective;
 mod common;
-pub mod flow_file;
-pub mod flows;
-pub mod incast;
 pub mod matrix;
-pub mod on_off;
-pub mod permutation;
-pub mod poisson;
-pub mod random_pairs;
-pub mod request_response;
 mod waits;
 
 use std::collections::HashMap;
@@ -45,16 +35,18 @@ pub(crate) trait TrafficKind {
     fn generate<'a>(&'a self, block: &mut Block<'_, 'a>) -> Result<(), Invalid>;
 }
 
-/// Declares [`TrafficConfig`] from one registration line per kind: `Variant(ConfigType)`, the
-/// variant's snake-case name being the `kind` string.
+/// Declares each kind's module and [`TrafficConfig`] from one registration line per kind:
+/// `Variant(module::ConfigType)`, the variant's snake-case name being the `kind` string.
 macro_rules! traffic_kinds {
-    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$ty:ident),)*) => {
+        $(pub mod $module;)*
+
         /// One `[[traffic]]` block: `kind` picks the traffic kind, whose config type holds
         /// the block's other fields.
         #[derive(Clone, Debug, Deserialize, Serialize)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum TrafficConfig {
-            $($(#[$doc])* $variant($ty),)*
+            $($(#[$doc])* $variant($module::$ty),)*
         }
 
         impl TrafficConfig {
