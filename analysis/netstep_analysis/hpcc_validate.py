@@ -2,7 +2,11 @@
 
 Each shard folder holds the simulator's config as it ran, the flows as .npy arrays (``fsize``,
 ``fsd``, ``fat``) and ns-3's FCTs (``fct_*.npy``, ``fct_i_*.npy``, ``fid_*.npy``); the topology
-and trace files sit in the folder above (``../shared/reference/m3-demo/``, see its README).
+and trace files sit in the folder above. The data is public: the shards are
+``data/shardN_nflows100_nhosts3_lr10Gbps/`` of github.com/netiken/m3 at commit 894cd492, the
+topology and trace files ``simulation/mix_m3/{topo,trace}-pl-3.txt`` of
+github.com/kwzhao/High-Precision-Congestion-Control at commit 5d3beebd (the README's "HPCC ns-3
+users" section gives the layout).
 
 For every shard this script
 
