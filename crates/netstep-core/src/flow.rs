@@ -23,7 +23,8 @@ pub struct FlowSpec {
     pub dst: u32,
     /// Start time.
     pub start: SimTime,
-    /// Payload bytes to deliver (open loop: packets × packet size).
+    /// Payload bytes to deliver (open loop: packets × packet size). Zero (a TCP or RDMA row of
+    /// a flow file) is a flow that sends nothing and never completes, as in the HPCC simulator.
     pub size: Bytes,
     /// Transport and its parameters (shared by the flows that have the same: a trace of
     /// millions of flows keeps a handful).

@@ -188,6 +188,64 @@ fn an_imported_hpcc_shard_matches_ns3_flow_by_flow() {
     matches_ns3("shard8");
 }
 
+/// Zero-byte flows, as the m3 generators write a few (a size CDF starting at 0, rounded): the
+/// simulator creates a queue pair that sends nothing and is never acknowledged, so the flow
+/// never completes and has no `fct.txt` line, and it still takes its source port. netstep
+/// imports and runs the flow file unmodified and does the same.
+#[test]
+fn zero_byte_flows_run_unmodified_and_are_left_out_as_the_simulator_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_inputs("shard1", dir.path(), &|_, v| v.to_string());
+    let (_, unmodified) = hpcc::import_into(&config, &dir.path().join("unmodified")).unwrap();
+    let zero = [5usize, 17];
+    let flows_txt = dir.path().join("flows.txt");
+    let text = std::fs::read_to_string(&flows_txt).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut f: Vec<String> = line.split(' ').map(str::to_string).collect();
+            if f.len() == 7 && zero.contains(&f[0].parse::<usize>().unwrap()) {
+                f[5] = "0".to_string();
+            }
+            f.join(" ")
+        })
+        .collect();
+    std::fs::write(&flows_txt, edited.join("\n") + "\n").unwrap();
+    let (scenario, imported) = hpcc::import_into(&config, &dir.path().join("imported")).unwrap();
+    assert_eq!(
+        imported.sports, unmodified.sports,
+        "a zero-byte flow takes its port"
+    );
+    let request = RunRequest {
+        scenario: Some(scenario),
+        out: Some(dir.path().join("run")),
+        format: Some(FctFormat::M3),
+        ..RunRequest::default()
+    };
+    netstep::run(&request).unwrap_or_else(|e| panic!("{e}"));
+    let fct = read_fct(&dir.path().join("run/fct.txt"));
+    for i in 0..flows("shard1").len() {
+        let present = fct.get(i).copied().flatten().is_some();
+        assert_eq!(present, !zero.contains(&i), "flow {i} in fct.txt");
+    }
+    let file = std::fs::File::open(dir.path().join("run/flows.parquet")).unwrap();
+    let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(file, 1 << 16)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let col = |name: &str| batch.column_by_name(name).unwrap().clone();
+    let (size, end, sent) = (col("size_bytes"), col("end_ns"), col("packets_sent"));
+    let size = size.as_primitive::<arrow_array::types::UInt64Type>();
+    let sent = sent.as_primitive::<arrow_array::types::UInt64Type>();
+    for i in zero {
+        assert_eq!(size.value(i), 0, "flow {i}");
+        assert!(end.is_null(i), "flow {i} never completes");
+        assert_eq!(sent.value(i), 0, "flow {i} sends nothing");
+    }
+    assert!(!end.is_null(6) && sent.value(6) > 0, "the others run");
+}
+
 /// Loads the scenario `import hpcc` makes of `shard` with `edit` applied to its config.
 fn imported(shard: &str, edit: &dyn Fn(&str, &str) -> String) -> netstep_scenario::Scenario {
     let dir = tempfile::tempdir().unwrap();

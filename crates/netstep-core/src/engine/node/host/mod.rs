@@ -101,6 +101,11 @@ impl HostState {
     ) {
         let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
+        if spec.size.0 == 0 {
+            // A flow of no bytes sends nothing and never completes, as in the HPCC simulator
+            // (its queue pair has no bytes left: the NIC skips it and no ACK ever ends it).
+            return;
+        }
         let slot = model.flows.src_slot[flow as usize] as usize;
         if self.senders.len() <= slot {
             self.senders.resize(slot + 1, None);
