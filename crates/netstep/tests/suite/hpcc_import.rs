@@ -386,10 +386,10 @@ fn versions_and_empty_map_entries_are_read_as_the_simulator_reads_them() {
         imported.toml
     );
     // 325 MB is more than the headroom: no wrap, so the MMU's dynamic PFC thresholds, with
-    // this version's 4,096 B reserve and three link BDPs of headroom.
+    // this version's 4,096 B reserve, three link BDPs of headroom and free / 8 (shift 3).
     assert!(
         imported.toml.contains(
-            "pfc = { classes = [3], threshold = \"dynamic\", buffer = \"340787200B\", reserve = \"4096B\", headroom_bdps = 3 }"
+            "pfc = { classes = [3], threshold = \"dynamic\", buffer = \"340787200B\", reserve = \"4096B\", headroom_bdps = 3, shift = 3 }"
         ),
         "{}",
         imported.toml
@@ -417,23 +417,32 @@ fn versions_and_empty_map_entries_are_read_as_the_simulator_reads_them() {
 }
 
 /// Where the simulator's MMU threshold does not wrap (a buffer larger than every port's
-/// headroom and reserve), the import sets dynamic PFC thresholds with the fork's reserve
-/// (4,096 / 3 B) and one link BDP of headroom, for the flows' class; the run stays exact.
+/// headroom and reserve), the import sets dynamic PFC thresholds as the fork at commit 5d3beeb
+/// (m3's fig 8) has them: a 4,096 B reserve and three link BDPs of headroom per port,
+/// thresholds free / 4 at the host rate, for the flows' class; the run stays exact.
 #[test]
 fn a_buffer_that_does_not_wrap_gets_the_mmus_dynamic_pfc() {
-    // The 100 Tb/s, 1 us link alone has a 12.5 MB BDP: 20,000 KB leaves a pool.
+    // The 100 Tb/s, 1 us link alone has a 12.5 MB BDP, 37.5 MB as three: 40,000 KB leaves a
+    // pool (36,640 KB would not).
     let s = imported("shard1", &|k, v| match k {
-        "BUFFER_SIZE" => "20000".to_string(),
+        "BUFFER_SIZE" => "40000".to_string(),
         _ => v.to_string(),
     });
     let pfc = s.model.pfc.expect("PFC");
     let dynamic = *pfc.dynamic().expect("dynamic thresholds");
     assert_eq!(pfc.lossless, 1 << 3);
-    assert_eq!(dynamic.buffer.0, 20_000 * 1024);
-    assert_eq!(dynamic.reserve.0, 1365);
-    assert_eq!(dynamic.headroom_bdps, 1);
+    assert_eq!(dynamic.buffer.0, 40_000 * 1024);
+    assert_eq!(dynamic.reserve.0, 4096);
+    assert_eq!(dynamic.headroom_bdps, 3);
+    assert_eq!(dynamic.shift, 2);
     assert_eq!(dynamic.host_rate, 10_000_000_000, "the first host's link");
     assert!(s.model.shared_buffer.is_none(), "no egress limit");
+    // 20,000 KB, which the earlier forks' one BDP left a pool in, wraps at 5d3beeb: no PFC.
+    let s20 = imported("shard1", &|k, v| match k {
+        "BUFFER_SIZE" => "20000".to_string(),
+        _ => v.to_string(),
+    });
+    assert!(s20.model.pfc.is_none(), "the threshold wraps: never pauses");
     let out = exact_on_1_and_4_threads(&s, "shard1 with a dynamic-PFC MMU");
     assert!(out.flows.iter().all(|f| f.end.is_some()));
 }

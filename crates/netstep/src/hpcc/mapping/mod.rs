@@ -27,8 +27,9 @@ use super::files::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// The m3-era fork (kwzhao/High-Precision-Congestion-Control, `third.cc` that reads
-    /// `ENABLE_PFC` and `TIMELY_*`): `BUFFER_SIZE` in KB, headroom one link BDP, reserve
-    /// 1,365 B, switch ECN always on.
+    /// `ENABLE_PFC` and `TIMELY_*`), as at commit 5d3beeb (the one m3's fig 8 ran):
+    /// `BUFFER_SIZE` in KB, headroom three link BDPs, reserve 4,096 B, PFC thresholds free / 4
+    /// at the host rate (shift 2), switch ECN always on.
     M3Fork,
     /// An earlier fork version with `MAX_RATE`: `BUFFER_SIZE` in KB, headroom three link
     /// BDPs, reserve 4,096 B, ECN on with `ENABLE_QCN`.

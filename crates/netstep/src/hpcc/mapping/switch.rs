@@ -61,21 +61,25 @@ pub(super) fn buffer_and_mmu(
 ) -> anyhow::Result<String> {
     let config = log.config;
     let buffer_bytes = buffer_bytes(config, variant)?;
-    // third.cc: headroom = rate x delay / 8 x 3 / bfsz_factor per port (bfsz_factor 3 in the
-    // m3-era fork, so one link BDP), a reserve per port. Per switch the sum of its ports'
-    // headroom and reserve is kept out of the pool, as netstep's dynamic PFC does; the
-    // simulator's uint32 threshold `buffer - headroom - reserve - used` wraps when they exceed
-    // the buffer.
-    let (headroom_bdps, reserve) = match variant {
-        Variant::M3Fork => (1, 4 * 1024 / 3),
-        _ => (3, 4096),
+    // third.cc: headroom = rate x delay / 8 x 3 / bfsz_factor per port and a reserve of
+    // 4,096 / bfsz_factor B per port. The fork at commit 5d3beeb, the one m3's fig 8 ran, has
+    // bfsz_factor 1 (three link BDPs, 4,096 B) and thresholds free / 4 at the host rate
+    // (shift 2); the upstream simulator and the earlier forks free / 8 (shift 3). Per switch
+    // the sum of its ports' headroom and reserve is kept out of the pool, as netstep's dynamic
+    // PFC does; the simulator's uint32 threshold `buffer - headroom - reserve - used` wraps
+    // when they exceed the buffer.
+    let shift = match variant {
+        Variant::M3Fork => 2,
+        _ => DynamicPfc::DEFAULT_SHIFT,
     };
     let mmu = DynamicPfc {
         buffer: Bytes(buffer_bytes),
-        reserve: Bytes(reserve),
-        headroom_bdps,
+        reserve: Bytes(4096),
+        headroom_bdps: 3,
+        shift,
         ..DynamicPfc::default()
     };
+    let reserve = mmu.reserve.0;
     let (wraps, pools) = wraps_and_pools(topology, &mmu, buffer_bytes);
     let all_wrap = !wraps.is_empty() && wraps.iter().all(|&w| w);
     let any_wrap = wraps.iter().any(|&w| w);
@@ -88,7 +92,7 @@ pub(super) fn buffer_and_mmu(
         log.mapped(format!(
             "BUFFER_SIZE {} -> switch ports' buffer 1000MB: the simulator's headroom and reserve ({}) exceed the buffer at every switch, so its uint32 PFC threshold wraps and it never pauses or drops; 1000 MB is its egress queues' own limit",
             config.get("BUFFER_SIZE").map(|e| e.values.join(" ")).unwrap_or_default(),
-            if headroom_bdps == 1 { "one link BDP per port" } else { "three link BDPs per port" },
+            "three link BDPs and 4,096 B per port",
         ));
         if config.has("ENABLE_PFC") {
             log.mapped("ENABLE_PFC -> no [switch] pfc: no PAUSE can happen (see BUFFER_SIZE)");
@@ -99,14 +103,15 @@ pub(super) fn buffer_and_mmu(
         let classes: Vec<String> = lossless.iter().map(|c| c.to_string()).collect();
         writeln!(
             switch_section,
-            "pfc = {{ classes = [{}], threshold = \"dynamic\", buffer = \"{buffer_bytes}B\", reserve = \"{reserve}B\", headroom_bdps = {} }}",
+            "pfc = {{ classes = [{}], threshold = \"dynamic\", buffer = \"{buffer_bytes}B\", reserve = \"{reserve}B\", headroom_bdps = {}, shift = {} }}",
             classes.join(", "),
-            mmu.headroom_bdps
+            mmu.headroom_bdps,
+            mmu.shift
         )?;
         log.mapped(format!(
             "BUFFER_SIZE, ENABLE_PFC, USE_DYNAMIC_PFC_THRESHOLD -> [switch] pfc threshold = \"dynamic\": the MMU's {buffer_bytes} B buffer, {reserve} B reserve and {} link BDP(s) of headroom per port, thresholds free / {} at the host rate; switch ports' buffer 1000MB (its egress admission always passes)",
             mmu.headroom_bdps,
-            1u32 << DynamicPfc::DEFAULT_SHIFT,
+            1u32 << mmu.shift,
         ));
     } else {
         writeln!(switch_section, "shared_buffer = \"{buffer_bytes}B\"")?;
