@@ -13,6 +13,9 @@ required field says "required" and an optional one "none"; without `Example:` th
 empty). A table in REFERENCE.md is generated where a line `<!-- fields: TypeName -->` stands:
 the table right after it is replaced by the fields of `pub struct TypeName` (skipping
 `#[serde(skip)]` fields), in declaration order. Prose around the tables is hand-written.
+Every struct of the scenario crate that derives `Deserialize` (a part of the format) must
+have its table, except those REFERENCE.md documents as one row per `kind` (`HAND_WRITTEN`):
+`--check` names a type that has neither, so a new kind's fields cannot go undocumented.
 
 Usage: python3 ci/reference.py          rewrite REFERENCE.md
        python3 ci/reference.py --check  exit 1 (naming the tables) when it is stale
@@ -31,6 +34,10 @@ SOURCES = ROOT / "crates" / "netstep-scenario" / "src"
 REFERENCE = ROOT / "scenarios" / "REFERENCE.md"
 MARKER = re.compile(r"^<!-- fields: ([A-Za-z0-9_]+) -->$")
 HEADER = "| field | unit | default | example | meaning |\n|---|---|---|---|---|"
+# Tables whose variants REFERENCE.md documents one `kind` per row, by hand.
+HAND_WRITTEN = {"SchedulerConfig", "AqmConfig", "ShaperConfig", "PolicerConfig", "PfcConfig"}
+DERIVE = re.compile(r"^#\[derive\(.*\bDeserialize\b")
+STRUCT = re.compile(r"^pub struct ([A-Za-z0-9_]+)\b")
 TAGS = ("Unit", "Default", "Example")
 # Units of Rust types a field's doc does not state.
 TYPE_UNITS = [
@@ -127,6 +134,27 @@ def table(name: str) -> str:
     return HEADER + "\n" + "\n".join(rows)
 
 
+def format_types() -> list[str]:
+    """The structs of the scenario crate that derive `Deserialize`."""
+    found = []
+    for path in sorted(SOURCES.rglob("*.rs")):
+        derived = False
+        for line in path.read_text().split("\n"):
+            if line.startswith("#[derive("):
+                derived = bool(DERIVE.match(line))
+            elif m := STRUCT.match(line):
+                if derived:
+                    found.append(m.group(1))
+                derived = False
+    return found
+
+
+def unmarked(text: str) -> list[str]:
+    """The format's types with no generated table in `text` and not hand-written."""
+    marked = set(re.findall(r"^<!-- fields: ([A-Za-z0-9_]+) -->$", text, re.M))
+    return [t for t in format_types() if t not in marked and t not in HAND_WRITTEN]
+
+
 def generate(text: str) -> tuple[str, list[str]]:
     """REFERENCE.md's text with every marked table regenerated, and the types whose table
     changed."""
@@ -157,6 +185,14 @@ def main() -> int:
     args = parser.parse_args()
     text = REFERENCE.read_text()
     new, changed = generate(text)
+    missing = unmarked(text)
+    if missing:
+        print(
+            f"scenarios/REFERENCE.md has no table for {', '.join(missing)}: add a line "
+            "`<!-- fields: TYPE -->` where it belongs and run python3 ci/reference.py",
+            file=sys.stderr,
+        )
+        return 1
     if args.check:
         if changed:
             print(

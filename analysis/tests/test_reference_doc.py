@@ -46,3 +46,11 @@ def test_the_unit_follows_the_type_when_the_doc_does_not_state_it() -> None:
     assert reference.cells(field) == ["`count`", "integer", "required", "", "Number of flows."]
     field = reference.Field("ecn", "Option<bool>", True, ["A | B.", "", "Default: false"])
     assert reference.cells(field) == ["`ecn`", "bool", "false", "", "A \\| B."]
+
+
+def test_a_format_type_without_a_table_is_named() -> None:
+    reference = reference_module()
+    text = (REPO / "scenarios" / "REFERENCE.md").read_text()
+    assert "TcpConfig" in reference.format_types()
+    assert reference.unmarked(text) == []
+    assert reference.unmarked(text.replace("<!-- fields: TcpConfig -->", "")) == ["TcpConfig"]

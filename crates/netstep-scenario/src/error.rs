@@ -170,49 +170,64 @@ fn unit_hint(field: &str, message: String) -> String {
     }
 }
 
-/// The full path (keys and array indices) of the key at byte `offset`, or of the key whose
-/// simple value holds it, read from the parsed document: exact whatever the layout (table
-/// headers, arrays of tables, inline tables across lines). `None` when no key is there.
-fn document_path(text: &str, offset: usize) -> Option<String> {
+/// A key of a parsed document: where it starts, its full path and, for a simple value, the
+/// value's span.
+type DocumentKey = (usize, FieldPath, Option<std::ops::Range<usize>>);
+
+/// Every key of a parsed document (and every simple value of an array): where it starts, its
+/// full path (keys and array indices) and, for a simple value, the value's span.
+fn document_keys(text: &str) -> Option<Vec<DocumentKey>> {
     let doc = toml::de::DeTable::parse(text).ok()?;
-    let mut path = FieldPath::default();
-    table_path(doc.get_ref(), offset, &mut path).then(|| path.to_string())
+    let mut keys = Vec::new();
+    table_keys(doc.get_ref(), &mut FieldPath::default(), &mut keys);
+    Some(keys)
 }
 
-/// [`document_path`] inside `table`: pushes the segments to `offset` onto `path`.
-fn table_path(table: &toml::de::DeTable<'_>, offset: usize, path: &mut FieldPath) -> bool {
+/// [`document_keys`] of `table`, whose path is `path`.
+fn table_keys(table: &toml::de::DeTable<'_>, path: &mut FieldPath, keys: &mut Vec<DocumentKey>) {
     for (key, value) in table.iter() {
         path.0.push(Segment::Key(key.get_ref().to_string()));
-        if key.span().start == offset || value_path(value, offset, path) {
-            return true;
-        }
+        let at = keys.len();
+        keys.push((key.span().start, path.clone(), None));
+        keys[at].2 = value_keys(value, path, keys);
         path.0.pop();
     }
-    false
 }
 
-/// [`document_path`] inside `value`: true when `offset` is in it (a simple value holding it,
-/// or a key somewhere inside).
-fn value_path(
+/// [`document_keys`] inside `value` at `path`; returns its span when it is a simple value.
+fn value_keys(
     value: &toml::Spanned<toml::de::DeValue<'_>>,
-    offset: usize,
     path: &mut FieldPath,
-) -> bool {
+    keys: &mut Vec<DocumentKey>,
+) -> Option<std::ops::Range<usize>> {
     use toml::de::DeValue;
     match value.get_ref() {
-        DeValue::Table(t) => table_path(t, offset, path),
+        DeValue::Table(t) => table_keys(t, path, keys),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.0.push(Segment::Index(i));
-                if value_path(item, offset, path) {
-                    return true;
+                // A simple value in an array is named by its index.
+                if let Some(span) = value_keys(item, path, keys) {
+                    keys.push((span.start, path.clone(), Some(span)));
                 }
                 path.0.pop();
             }
-            false
         }
-        _ => value.span().contains(&offset),
+        _ => return Some(value.span()),
     }
+    None
+}
+
+/// The full path of the key at byte `offset`, or of the key whose simple value holds it, read
+/// from the parsed document: exact whatever the layout (table headers, arrays of tables,
+/// inline tables across lines). `None` when no key is there.
+fn document_path(text: &str, offset: usize) -> Option<String> {
+    let keys = document_keys(text)?;
+    let found = keys.iter().find(|(at, _, _)| *at == offset).or_else(|| {
+        keys.iter()
+            .find(|(_, _, value)| value.as_ref().is_some_and(|v| v.contains(&offset)))
+    });
+    found.map(|(_, path, _)| path.to_string())
 }
 
 /// For "unknown field `name`" when the parser's span (a table tagged by `kind` whose body it
@@ -220,30 +235,13 @@ fn value_path(
 /// key `name` at or after `from` in the parsed document.
 fn unknown_key_after(text: &str, from: usize, message: &str) -> Option<(usize, String)> {
     let name = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let doc = toml::de::DeTable::parse(text).ok()?;
-    let mut best: Option<usize> = None;
-    let mut stack: Vec<&toml::Spanned<toml::de::DeValue<'_>>> = Vec::new();
-    let visit = |table: &toml::de::DeTable<'_>, best: &mut Option<usize>| {
-        for (key, _) in table.iter() {
-            let at = key.span().start;
-            if key.get_ref().as_ref() == name && at >= from && best.is_none_or(|b| at < b) {
-                *best = Some(at);
-            }
-        }
-    };
-    visit(doc.get_ref(), &mut best);
-    stack.extend(doc.get_ref().values());
-    while let Some(value) = stack.pop() {
-        match value.get_ref() {
-            toml::de::DeValue::Table(t) => {
-                visit(t, &mut best);
-                stack.extend(t.values());
-            }
-            toml::de::DeValue::Array(items) => stack.extend(items.iter()),
-            _ => {}
-        }
-    }
-    best.map(|at| (at, name.to_string()))
+    let named = |path: &FieldPath| matches!(path.0.last(), Some(Segment::Key(k)) if k == name);
+    document_keys(text)?
+        .into_iter()
+        .filter(|(at, path, _)| *at >= from && named(path))
+        .map(|(at, _, _)| at)
+        .min()
+        .map(|at| (at, name.to_string()))
 }
 
 /// Serde's Rust type names in "expected ..." as the scenario format's words.

@@ -42,6 +42,21 @@ pub(crate) fn duration_at(
 /// A duration at `path` that must be above zero.
 pub(crate) fn positive_duration(value: &str, path: FieldPath) -> Result<SimTime, Invalid> {
     let t = parse_duration(value).map_err(|e| Invalid::unit(path.clone(), e))?;
+    positive(t, path)
+}
+
+/// An optional duration at `path` that must be above zero (`default` when absent).
+pub(crate) fn positive_duration_at(
+    value: &Option<String>,
+    path: FieldPath,
+    default: SimTime,
+) -> Result<SimTime, Invalid> {
+    let t = duration_at(value, path.clone(), default)?;
+    positive(t, path)
+}
+
+/// `t`, refused at `path` when it is zero.
+fn positive(t: SimTime, path: FieldPath) -> Result<SimTime, Invalid> {
     if t == SimTime::ZERO {
         return Err(Invalid::new(path, "must be positive"));
     }

@@ -269,15 +269,14 @@ impl FlowFile<'_> {
         } else {
             "size_bytes"
         };
-        let (spec, bytes) = match (bytes, template) {
-            // A row of zero bytes, as the HPCC simulator and its generators write them: a flow
-            // that sends nothing and never completes (its transport as for any row).
-            (Some(Bytes(0)), TransportTemplate::Tcp(_, shared) | TransportTemplate::Rdma(_, shared))
-                if packets.is_none() =>
-            {
-                (shared.clone(), Bytes(0))
-            }
-            _ => template
+        // A row of zero bytes, as the HPCC simulator and its generators write them: a flow
+        // that sends nothing and never completes.
+        let empty = (bytes == Some(Bytes(0)) && packets.is_none())
+            .then(|| template.empty_flow())
+            .flatten();
+        let (spec, bytes) = match empty {
+            Some(spec) => (spec, Bytes(0)),
+            None => template
                 .for_flow(bytes, packets, &FieldPath::of(&[column]))
                 .map_err(|e| err(column, &e.message))?,
         };

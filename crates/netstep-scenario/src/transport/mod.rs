@@ -72,6 +72,18 @@ pub fn resolve_transport(
 }
 
 impl TransportTemplate {
+    /// The transport of a flow of zero bytes, which sends nothing and never completes (as the
+    /// HPCC simulator runs the zero-byte flows its users' generators write): the shared TCP or
+    /// RDMA transport; `None` for open loop, whose flows are counted in packets.
+    pub(crate) fn empty_flow(&self) -> Option<Arc<TransportSpec>> {
+        match self {
+            TransportTemplate::Tcp(_, shared) | TransportTemplate::Rdma(_, shared) => {
+                Some(shared.clone())
+            }
+            TransportTemplate::OpenLoop { .. } => None,
+        }
+    }
+
     /// The flow's transport and payload size from `size` or `packets` (exactly one; below,
     /// `Ok` carries a size and `Err` a packet count).
     pub(crate) fn for_flow(

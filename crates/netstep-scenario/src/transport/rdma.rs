@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{TransportTemplate, header_sized};
 use crate::error::{FieldPath, Invalid};
-use crate::fields::{duration_at, rate_at, size_at, unit_fraction};
+use crate::fields::{duration_at, positive_duration_at, rate_at, size_at, unit_fraction};
 
 /// RDMA (RoCEv2-style): rate-based sender, per-packet ACKs, go-back-N, with a rate control.
 /// An unset field takes its default from `netstep_core::transport::rdma::RdmaSpec::new`
@@ -177,15 +177,6 @@ pub enum RdmaCcConfig {
     Dctcp,
 }
 
-/// A duration at `path` that must be positive (`default` when absent).
-fn positive(value: &Option<String>, path: FieldPath, default: SimTime) -> Result<SimTime, Invalid> {
-    let t = duration_at(value, path.clone(), default)?;
-    if t == SimTime::ZERO {
-        return Err(Invalid::new(path, "must be positive"));
-    }
-    Ok(t)
-}
-
 impl RdmaConfig {
     /// Resolves the table found at `path`.
     pub(crate) fn resolve(&self, path: &FieldPath) -> Result<TransportTemplate, Invalid> {
@@ -215,17 +206,17 @@ impl RdmaConfig {
         let d = DcqcnSpec::default();
         Ok(DcqcnSpec {
             g: unit_fraction(self.g, path.key("g"), d.g)?,
-            alpha_interval: positive(
+            alpha_interval: positive_duration_at(
                 &self.alpha_interval,
                 path.key("alpha_interval"),
                 d.alpha_interval,
             )?,
-            decrease_interval: positive(
+            decrease_interval: positive_duration_at(
                 &self.decrease_interval,
                 path.key("decrease_interval"),
                 d.decrease_interval,
             )?,
-            increase_interval: positive(
+            increase_interval: positive_duration_at(
                 &self.increase_interval,
                 path.key("increase_interval"),
                 d.increase_interval,
@@ -301,8 +292,8 @@ impl RdmaConfig {
             alpha: unit_fraction(self.timely_alpha, path.key("timely_alpha"), t.alpha)?,
             beta: unit_fraction(self.timely_beta, path.key("timely_beta"), t.beta)?,
             t_low: duration_at(&self.t_low, path.key("t_low"), t.t_low)?,
-            t_high: positive(&self.t_high, path.key("t_high"), t.t_high)?,
-            min_rtt: positive(&self.min_rtt, path.key("min_rtt"), t.min_rtt)?,
+            t_high: positive_duration_at(&self.t_high, path.key("t_high"), t.t_high)?,
+            min_rtt: positive_duration_at(&self.min_rtt, path.key("min_rtt"), t.min_rtt)?,
             rate_ai_bps: dcqcn.rate_ai_bps,
             rate_hai_bps: dcqcn.rate_hai_bps,
             min_rate_bps: dcqcn.min_rate_bps,
@@ -324,7 +315,7 @@ impl RdmaConfig {
                 None => None,
             },
             base_rtt: match self.base_rtt {
-                Some(_) => Some(positive(
+                Some(_) => Some(positive_duration_at(
                     &self.base_rtt,
                     path.key("base_rtt"),
                     SimTime::ZERO,
@@ -351,9 +342,9 @@ impl RdmaConfig {
             mtu_bytes: mtu.0 as u32,
             header_bytes: header.0 as u32,
             ack_bytes: ack.0 as u32,
-            rto: positive(&self.rto, path.key("rto"), r.rto)?,
+            rto: positive_duration_at(&self.rto, path.key("rto"), r.rto)?,
             max_retries: self.max_retries.unwrap_or(r.max_retries),
-            nack_interval: positive(
+            nack_interval: positive_duration_at(
                 &self.nack_interval,
                 path.key("nack_interval"),
                 r.nack_interval,
