@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use crate::topology::{
-    FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind, RailRouter,
-    RoutingKind, TopologySpec,
+    ClusterRouter, FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind,
+    RailRouter, RoutingKind, TopologySpec,
 };
 use crate::units::{Bytes, SimTime};
 
@@ -70,6 +70,8 @@ pub enum Routing {
     LeafSpine(LeafSpineRouter),
     /// Rail-optimized arithmetic.
     Rail(RailRouter),
+    /// Cluster (pods, racks, fabs, planes of spines) arithmetic.
+    Cluster(ClusterRouter),
     /// Shortest-path ECMP over per-destination-attachment distance tables.
     ShortestPath(ShortestPathTables),
     /// Dimension-order routing on a torus (one path, no choice).
@@ -252,6 +254,7 @@ impl Network {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
             RoutingKind::LeafSpine(shape) => Routing::LeafSpine(LeafSpineRouter::new(*shape)),
             RoutingKind::Rail(shape) => Routing::Rail(RailRouter::new(*shape)),
+            RoutingKind::Cluster(shape) => Routing::Cluster(ClusterRouter::new(*shape)),
             RoutingKind::ShortestPath => {
                 Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
             }
@@ -325,6 +328,7 @@ impl Network {
             Routing::FatTree(router) => Some(router.next_port(node, dst, hash)),
             Routing::LeafSpine(router) => router.next_port(node, dst, hash),
             Routing::Rail(router) => router.next_port(node, dst, hash),
+            Routing::Cluster(router) => router.next_port(node, dst, hash),
             Routing::ShortestPath(tables) => tables.next_port(self, node, dst, hash),
             Routing::Torus(router) => Some(router.next_port(node, dst)),
         }
@@ -344,6 +348,11 @@ impl Network {
                 }
             }
             Routing::Rail(router) => {
+                if let Some((first, count)) = router.next_hops(node, dst) {
+                    out.extend(first..first + count);
+                }
+            }
+            Routing::Cluster(router) => {
                 if let Some((first, count)) = router.next_hops(node, dst) {
                     out.extend(first..first + count);
                 }

@@ -108,6 +108,77 @@ impl SizeCdf {
         })
     }
 
+    /// Reads a size distribution in Parsimon's format (github.com/netiken/parsimon-eval,
+    /// `workload/distributions/`, read by its `utils::read_ecdf`): one `size_bytes
+    /// cumulative_percent` pair per line, whitespace separated, sizes and percentages
+    /// strictly increasing, the last percentage 100; sampled with linear interpolation.
+    /// Blank lines and lines starting with `#` are skipped.
+    pub fn load_parsimon(path: &Path) -> Result<SizeCdf, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read CDF file {}: {e}", path.display()))?;
+        SizeCdf::parse_parsimon(&text).map_err(|e| format!("CDF file {}: {e}", path.display()))
+    }
+
+    /// Parses Parsimon's two-column percent format ([`SizeCdf::load_parsimon`]).
+    pub fn parse_parsimon(text: &str) -> Result<SizeCdf, String> {
+        let mut points: Vec<(u64, f64)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |m: String| format!("line {}: {m}", i + 1);
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [size, percent] = fields[..] else {
+                return Err(at(format!(
+                    "expected two columns, size_bytes and cumulative_percent; got {line:?}"
+                )));
+            };
+            let size: f64 = size
+                .parse()
+                .map_err(|_| at(format!("size {size:?} is not a number of bytes")))?;
+            let percent: f64 = percent
+                .parse()
+                .map_err(|_| at(format!("cumulative percent {percent:?} is not a number")))?;
+            if !(size >= 0.0 && size.fract() == 0.0 && size < u64::MAX as f64) {
+                return Err(at(format!(
+                    "size {size} is not a whole number of bytes >= 0"
+                )));
+            }
+            if !(0.0..=100.0).contains(&percent) {
+                return Err(at(format!(
+                    "cumulative percent {percent} is outside [0, 100]"
+                )));
+            }
+            if let Some(&(s0, p0)) = points.last()
+                && (size as u64 <= s0 || percent <= p0 * 100.0)
+            {
+                return Err(at(format!(
+                    "sizes and percentages must strictly increase, got {size} {percent} after {s0} {}",
+                    p0 * 100.0
+                )));
+            }
+            points.push((size as u64, percent / 100.0));
+        }
+        if points.len() < 2 {
+            return Err(format!("need at least 2 points, got {}", points.len()));
+        }
+        let last = points.last().expect("two points").1;
+        if (last - 1.0).abs() > 1e-12 {
+            return Err(format!(
+                "the last cumulative percent must be 100, got {}",
+                last * 100.0
+            ));
+        }
+        Ok(SizeCdf {
+            name: "parsimon".into(),
+            source: "Parsimon size distribution (size_bytes cumulative_percent)".into(),
+            interpolation: Interpolation::Linear,
+            sizes: points.iter().map(|p| p.0).collect(),
+            probs: points.iter().map(|p| p.1).collect(),
+        })
+    }
+
     /// Mean size in bytes under this CDF's interpolation.
     pub fn mean(&self) -> f64 {
         let mut mean = self.probs[0] * self.sizes[0] as f64;
@@ -124,6 +195,12 @@ impl SizeCdf {
 
     /// The size at quantile `u` in (0, 1]; at least 1 byte.
     pub fn sample(&self, u: f64) -> u64 {
+        self.sample_rounded(u).max(1)
+    }
+
+    /// The size at quantile `u` in [0, 1], rounded to whole bytes (0 where a CDF starting at
+    /// size 0 interpolates below half a byte, as Parsimon's generator rounds).
+    pub fn sample_rounded(&self, u: f64) -> u64 {
         let i = self
             .probs
             .partition_point(|&p| p < u)
@@ -144,7 +221,7 @@ impl SizeCdf {
                 }
             }
         };
-        (size.round() as u64).max(1)
+        size.round() as u64
     }
 }
 
@@ -166,6 +243,25 @@ mod tests {
             .sum::<f64>()
             / n as f64;
         assert!((empirical - cdf.mean()).abs() < 1.0, "{empirical}");
+    }
+
+    /// Parsimon's format: percent, linear, zero-byte draws kept by `sample_rounded`.
+    #[test]
+    fn parsimon_format() {
+        let cdf = SizeCdf::parse_parsimon("# comment\n0 0\n100 50\n300 100\n").unwrap();
+        assert_eq!(cdf.mean(), 0.5 * 50.0 + 0.5 * 200.0);
+        assert_eq!(cdf.sample_rounded(0.25), 50);
+        assert_eq!(cdf.sample_rounded(0.002), 0);
+        assert_eq!(cdf.sample(0.002), 1);
+        let err = SizeCdf::parse_parsimon("0 0\n100 50\n90 100\n").unwrap_err();
+        assert!(
+            err.starts_with("line 3: sizes and percentages must strictly increase"),
+            "{err}"
+        );
+        let err = SizeCdf::parse_parsimon("0 0\n100 0.5\n").unwrap_err();
+        assert!(err.contains("must be 100, got 0.5"), "{err}");
+        let err = SizeCdf::parse_parsimon("0 0 1\n").unwrap_err();
+        assert!(err.contains("line 1: expected two columns"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 fn reference_documents_every_field() {
     let sources = [
         include_str!("config.rs"),
+        include_str!("topology/cluster.rs"),
         include_str!("topology/custom.rs"),
         include_str!("topology/dumbbell.rs"),
         include_str!("topology/fat_tree.rs"),
@@ -22,6 +23,7 @@ fn reference_documents_every_field() {
         include_str!("traffic/on_off.rs"),
         include_str!("traffic/permutation.rs"),
         include_str!("traffic/poisson.rs"),
+        include_str!("traffic/rack_matrix.rs"),
         include_str!("traffic/random_pairs.rs"),
         include_str!("traffic/request_response.rs"),
         include_str!("transport/open_loop.rs"),

@@ -2,12 +2,14 @@
 //! routing that fits them). The spec is what the scenario crate spawns into the World and what
 //! [`crate::network::Network::compile`] turns into dense port tables.
 
+mod cluster;
 mod dumbbell;
 mod fat_tree;
 mod leaf_spine;
 mod rail;
 mod torus;
 
+pub use cluster::{Cluster, ClusterLinks, ClusterRouter, cluster};
 pub use dumbbell::dumbbell;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
 pub use leaf_spine::{LeafSpine, LeafSpineRouter, leaf_spine};
@@ -120,6 +122,8 @@ pub enum RoutingKind {
     LeafSpine(LeafSpine),
     /// Rail-optimized arithmetic (no tables); see [`Rail`].
     Rail(Rail),
+    /// Pods, racks, fabs and planes of spines, by arithmetic (no tables); see [`Cluster`].
+    Cluster(Cluster),
     /// Dimension-order routing on a torus; see [`Torus`].
     Torus(Box<TorusRouter>),
     /// Shortest paths with ECMP, tables built per destination attachment node.

@@ -68,6 +68,8 @@ topology_kinds! {
     LeafSpine(leaf_spine::LeafSpineConfig),
     /// Rail-optimized AI-cluster fabric (`rail.rs`).
     RailOptimized(rail::RailConfig),
+    /// Pods, racks, fabs and planes of spines (`cluster.rs`).
+    Cluster(cluster::ClusterConfig),
     /// 2D or 3D torus (`torus.rs`).
     Torus(torus::TorusConfig),
     /// Dumbbell (`dumbbell.rs`).
@@ -205,6 +207,8 @@ mod tests {
             "kind = \"torus\"\ndims = [3, 4]\nhosts_per_switch = 2",
             "kind = \"torus\"\ndims = [2, 3, 4]",
             "kind = \"dumbbell\"\nleft = 3\nright = 5",
+            "kind = \"cluster\"\npods = 2\nracks_per_pod = 3\nhosts_per_rack = 2\nfabs_per_pod = 2\nspines_per_plane = 3",
+            "kind = \"cluster\"\npods = 3\nracks_per_pod = 4\nhosts_per_rack = 2\noversubscription = 2\nlinks = { rate = \"40Gbps\" }",
         ];
         for text in kinds {
             let config: TopologyConfig = toml::from_str(text).unwrap();

@@ -10,6 +10,22 @@ use netstep_core::topology::{NodeKind, TopologySpec};
 
 use crate::table_file::{RowAt, TableFile};
 
+/// The hosts attached to each switch (by node index; empty for hosts and for switches without
+/// hosts), in link order.
+pub(crate) fn hosts_under(topology: &TopologySpec) -> Vec<Vec<u32>> {
+    let mut under: Vec<Vec<u32>> = vec![Vec::new(); topology.nodes.len()];
+    for link in &topology.links {
+        for (host, switch) in [(link.a, link.b), (link.b, link.a)] {
+            if topology.nodes[host as usize].kind == NodeKind::Host
+                && topology.nodes[switch as usize].kind == NodeKind::Switch
+            {
+                under[switch as usize].push(host);
+            }
+        }
+    }
+    under
+}
+
 /// One matrix entry: the hosts at each end (one host each for a host pair).
 struct Entry {
     from: Vec<u32>,
@@ -30,17 +46,7 @@ impl Matrix {
         names: &std::collections::HashMap<&str, u32>,
         topology: &TopologySpec,
     ) -> Result<Matrix, String> {
-        // Hosts under each switch (a host's one link).
-        let mut under: Vec<Vec<u32>> = vec![Vec::new(); topology.nodes.len()];
-        for link in &topology.links {
-            for (host, switch) in [(link.a, link.b), (link.b, link.a)] {
-                if topology.nodes[host as usize].kind == NodeKind::Host
-                    && topology.nodes[switch as usize].kind == NodeKind::Switch
-                {
-                    under[switch as usize].push(host);
-                }
-            }
-        }
+        let under = hosts_under(topology);
         let mut entries = Vec::new();
         let mut cumulative = Vec::new();
         let mut total = 0.0;
@@ -112,6 +118,40 @@ impl Matrix {
         Ok(Matrix {
             entries,
             cumulative,
+        })
+    }
+
+    /// A matrix of `(source hosts, destination hosts, weight)` rows; rows of weight 0 are
+    /// skipped; `None` when no row has a positive weight.
+    pub(crate) fn from_rows(
+        rows: impl IntoIterator<Item = (Vec<u32>, Vec<u32>, f64)>,
+    ) -> Option<Matrix> {
+        let mut entries = Vec::new();
+        let mut cumulative = Vec::new();
+        let mut total = 0.0;
+        for (from, to, weight) in rows {
+            if weight > 0.0 {
+                total += weight;
+                cumulative.push(total);
+                entries.push(Entry { from, to });
+            }
+        }
+        (!entries.is_empty()).then_some(Matrix {
+            entries,
+            cumulative,
+        })
+    }
+
+    /// Every row as (source hosts, destination hosts, probability of the row).
+    pub(crate) fn rows(&self) -> impl Iterator<Item = (&[u32], &[u32], f64)> {
+        let total = *self.cumulative.last().unwrap_or(&1.0);
+        self.entries.iter().enumerate().map(move |(i, e)| {
+            let below = if i == 0 { 0.0 } else { self.cumulative[i - 1] };
+            (
+                e.from.as_slice(),
+                e.to.as_slice(),
+                (self.cumulative[i] - below) / total,
+            )
         })
     }
 

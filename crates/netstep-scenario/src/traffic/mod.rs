@@ -5,7 +5,9 @@
 //! block).
 
 mod common;
+pub mod link_load;
 pub mod matrix;
+mod spatial;
 mod waits;
 
 use std::collections::HashMap;
@@ -81,6 +83,9 @@ traffic_kinds! {
     FlowFile(flow_file::FlowFileConfig),
     /// Poisson arrivals at a target load, sizes from a CDF (`poisson.rs`).
     Poisson(poisson::PoissonConfig),
+    /// The m3 / Parsimon workload: a rack matrix at a load on the busiest link
+    /// (`rack_matrix.rs`).
+    RackMatrix(rack_matrix::RackMatrixConfig),
 }
 
 impl TrafficConfig {

@@ -13,6 +13,7 @@ mod golden;
 mod ground_truth;
 mod hpcc_import;
 mod load_balancing;
+mod mixes;
 mod pfc;
 mod properties;
 mod queueing;

@@ -1,0 +1,195 @@
+//! The m3 / Parsimon evaluation mixes written natively: the `cluster` topology and the
+//! `rack_matrix` traffic kind (`scenarios/workloads/m3-mix.toml`).
+
+use netstep_core::units::SimTime;
+use netstep_scenario::Scenario;
+
+use crate::common::{exact_on, repo, scenario_file};
+
+/// The example's text.
+fn example_text() -> String {
+    std::fs::read_to_string(repo().join("scenarios/workloads/m3-mix.toml")).unwrap()
+}
+
+/// Loads scenario `text` as if it were a file in `folder`.
+fn load_in(text: &str, folder: &std::path::Path) -> Result<Scenario, String> {
+    netstep_scenario::load_str(
+        text,
+        "test.toml",
+        "test",
+        Some(folder),
+        &[],
+        &netstep_scenario::Limits::machine(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `scenarios/workloads/m3-mix.toml`: 20,000 flows, all complete, no drops, the first at
+/// exactly 1 s; the window engine equals the reference on 4 threads.
+#[test]
+fn the_m3_mix_example_does_what_its_header_says() {
+    let s = scenario_file("scenarios/workloads/m3-mix.toml", &[]);
+    let flows = &s.model.flows.flows;
+    assert_eq!(flows.len(), 20_000);
+    assert_eq!(
+        flows.iter().map(|f| f.start).min(),
+        Some(SimTime::from_ms(1000))
+    );
+    let out = exact_on(&s, "m3 mix", &[4]);
+    assert!(
+        out.flows.iter().all(|f| f.end.is_some()),
+        "every flow completes"
+    );
+    assert_eq!(out.stats.drops, 0);
+}
+
+/// The example's arrival rate, on 1,000,000 generated flows: the mean gap is 8 x the CDF's
+/// mean / (0.6213 x 10 Gb/s / 0.009053), the busiest link's share of the flows found by an
+/// independent model of Parsimon's routes, within five standard errors of the mean of
+/// log-normal gaps with sigma 2 (sqrt(e^4 - 1) x mean / sqrt(n)).
+#[test]
+fn the_m3_mix_rate_follows_its_busiest_link() {
+    let n = 1_000_000u64;
+    let text = example_text().replace("flows = 20000", &format!("flows = {n}"));
+    let s = load_in(&text, &repo().join("scenarios/workloads")).unwrap();
+    let mut starts: Vec<u64> = s.model.flows.flows.iter().map(|f| f.start.0).collect();
+    starts.sort_unstable();
+    // Draws that round to 0 bytes are arrivals without flows: a few per 100,000.
+    let zero = n - starts.len() as u64;
+    assert!(zero < 100, "{zero} zero-byte draws");
+    let measured = (starts[starts.len() - 1] - starts[0]) as f64 / (n - 1) as f64;
+    let sizes =
+        netstep_scenario::cdf::SizeCdf::load(&repo().join("datasets/fb_webserver.toml")).unwrap();
+    let expected = sizes.mean() * 8.0 / (0.6213 * 10e9 / 0.009_052_993_309_700_143) * 1e12;
+    let se = expected * (4f64.exp() - 1.0).sqrt() / (n as f64).sqrt();
+    assert!(
+        (measured - expected).abs() < 5.0 * se,
+        "mean gap {measured} ps, expected {expected} ps (se {se})"
+    );
+}
+
+/// A Parsimon spatial file and the CSV that names the same racks (pods in name order, each
+/// pod's racks in list order) generate the same flows.
+#[test]
+fn a_spatial_file_equals_its_csv_form() {
+    let dir = tempfile::tempdir().unwrap();
+    // Pods listed out of name order: "pod-b" is read second.
+    let spatial = r#"{
+      "matrix": { "inner": [[1, 5, 0, 2], [3, 0, 4, 1], [0, 2, 6, 0], [7, 1, 0, 3]],
+                  "idx2name": ["r3", "r0", "r2", "r1"] },
+      "pod2tors": { "pod-b": ["r2", "r3"], "pod-a": ["r0", "r1"] },
+      "nr_pods": 2, "nr_racks": 4 }"#;
+    std::fs::write(dir.path().join("spatial.json"), spatial).unwrap();
+    // r0 -> tor0, r1 -> tor1 (pod-a), r2 -> tor2, r3 -> tor3 (pod-b); rows in the file's order.
+    let tor = |name: &str| format!("tor{}", &name[1..]);
+    let names = ["r3", "r0", "r2", "r1"];
+    let inner = [[1, 5, 0, 2], [3, 0, 4, 1], [0, 2, 6, 0], [7, 1, 0, 3]];
+    let mut csv = String::from("src,dst,weight\n");
+    for (i, a) in names.iter().enumerate() {
+        for (j, b) in names.iter().enumerate() {
+            if inner[i][j] > 0 {
+                csv += &format!("{},{},{}\n", tor(a), tor(b), inner[i][j]);
+            }
+        }
+    }
+    std::fs::write(dir.path().join("matrix.csv"), csv).unwrap();
+    let cdf = repo().join("datasets/fb_hadoop.toml");
+    let text = |matrix: &str| {
+        format!(
+            "[topology]\nkind = \"cluster\"\npods = 2\nracks_per_pod = 2\nhosts_per_rack = 3\n\
+             fabs_per_pod = 2\nspines_per_plane = 2\n\n[transport]\nkind = \"rdma\"\ncc = \"dctcp\"\n\n\
+             [[traffic]]\nkind = \"rack_matrix\"\nmatrix = \"{matrix}\"\ncdf = {cdf:?}\n\
+             sigma = 1.0\nmax_load = 0.5\nflows = 2000\n"
+        )
+    };
+    let a = load_in(&text("spatial.json"), dir.path()).unwrap();
+    let b = load_in(&text("matrix.csv"), dir.path()).unwrap();
+    let key = |s: &Scenario| -> Vec<(u32, u32, u64, SimTime)> {
+        s.model
+            .flows
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size.0, f.start))
+            .collect()
+    };
+    assert!(a.model.flows.flows.len() > 1900);
+    assert_eq!(key(&a), key(&b));
+}
+
+/// Bad `rack_matrix` blocks and `cluster` topologies are refused with the field (and the file
+/// line) to blame.
+#[test]
+fn bad_mixes_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.txt"), "0 0\n100 50\n90 100\n").unwrap();
+    let spatial = r#"{"matrix": {"inner": [[1, 2], [3, 4]], "idx2name": ["a", "b"]},
+                      "pod2tors": {"p": ["a", "b"]}, "nr_pods": 1, "nr_racks": 2}"#;
+    std::fs::write(dir.path().join("two.json"), spatial).unwrap();
+    let cdf = repo().join("datasets/fb_webserver.toml");
+    let topology = "[topology]\nkind = \"cluster\"\npods = 2\nracks_per_pod = 2\nhosts_per_rack = 2\nfabs_per_pod = 2\nspines_per_plane = 2\n";
+    let traffic = |extra: &str| {
+        format!(
+            "{topology}\n[[traffic]]\nkind = \"rack_matrix\"\nmatrix = \"two.json\"\ncdf = {cdf:?}\n{extra}\n"
+        )
+    };
+    let cases = [
+        (
+            traffic("max_load = 0.5\nflows = 10"),
+            "traffic[0].sigma",
+            "need sigma",
+        ),
+        (
+            traffic("max_load = 0.5\nflows = 10\narrivals = \"exponential\"\nsigma = 1.0"),
+            "traffic[0].sigma",
+            "only log-normal",
+        ),
+        (
+            traffic("max_load = 0.5\nsigma = 1.0"),
+            "traffic[0]",
+            "give flows",
+        ),
+        (
+            traffic("max_load = 1.5\nsigma = 1.0\nflows = 10"),
+            "traffic[0].max_load",
+            "(0, 1]",
+        ),
+        (
+            traffic("max_load = 0.5\nsigma = 1.0\nflows = 10"),
+            "traffic[0].matrix",
+            "the file has 2 racks, the topology 4",
+        ),
+        (
+            traffic("max_load = 0.5\nsigma = 1.0\nflows = 10\ncdf_format = \"parsimon\"")
+                .replace(&format!("{cdf:?}"), "\"bad.txt\""),
+            "traffic[0].cdf",
+            "line 3: sizes and percentages must strictly increase",
+        ),
+        (
+            topology.replace(
+                "spines_per_plane = 2",
+                "spines_per_plane = 2\noversubscription = 2",
+            ),
+            "topology.oversubscription",
+            "not both",
+        ),
+        (
+            topology.replace("spines_per_plane = 2", "oversubscription = 3"),
+            "topology.oversubscription",
+            "0.666",
+        ),
+    ];
+    for (text, field, expected) in cases {
+        let text = if text.contains("[[traffic]]") {
+            text
+        } else {
+            format!("{text}\n[[traffic]]\nkind = \"permutation\"\n")
+        };
+        let Err(e) = load_in(&text, dir.path()) else {
+            panic!("accepted:\n{text}");
+        };
+        assert!(
+            e.contains(field) && e.contains(expected),
+            "expected {field} / {expected:?}, got: {e}"
+        );
+    }
+}
