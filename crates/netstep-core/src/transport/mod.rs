@@ -163,6 +163,10 @@ pub enum Sender {
     Tcp(Box<TcpSender>),
     /// RDMA sender.
     Rdma(Box<RdmaSender>),
+    /// A TCP or RDMA sender that finished or gave its flow up, reduced to its counters
+    /// ([`Sender::finish_if_done`]): a finished sender ignores feedback and timers, so this
+    /// keeps a run's behaviour and outcome while its state is freed.
+    Finished(Box<SenderCounters>),
 }
 
 /// The receiving side of a flow.
@@ -269,9 +273,24 @@ impl Sender {
         out.packets.len() + out.timers.len() > before
             || (!failed_before && self.counters().failure.is_some())
     }
+    /// Replaces a TCP or RDMA sender that finished (every byte acknowledged) or gave its flow
+    /// up by its counters, freeing its state: from then on it would only ignore what comes
+    /// (feedback and timers of a finished sender do nothing, and its queue pair reads as
+    /// finished). Open-loop senders are small and stay.
+    pub fn finish_if_done(&mut self) {
+        let done = match self {
+            Sender::Tcp(s) => s.is_done() || s.failure.is_some(),
+            Sender::Rdma(s) => s.is_done() || s.failure.is_some(),
+            Sender::OpenLoop(_) | Sender::Finished(_) => false,
+        };
+        if done {
+            *self = Sender::Finished(Box::new(self.counters()));
+        }
+    }
     /// What the sender did so far.
     pub fn counters(&self) -> SenderCounters {
         match self {
+            Sender::Finished(c) => **c,
             Sender::OpenLoop(s) => SenderCounters {
                 packets_sent: s.sent as u64,
                 ..SenderCounters::default()

@@ -275,6 +275,14 @@ impl HostState {
         if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
             self.fill_nic(eg, now, sink);
         }
+        // A sender that is done keeps only its counters (a run keeps no state per finished
+        // flow beyond its outcome).
+        if side == TimerSide::Sender {
+            let slot = eg.model.flows.src_slot[flow as usize] as usize;
+            if let Some(Some(sender)) = self.senders.get_mut(slot) {
+                sender.finish_if_done();
+            }
+        }
     }
 
     /// Lets the NIC admit (or pull) what fits now.
