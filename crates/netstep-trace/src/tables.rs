@@ -64,10 +64,9 @@ pub struct FlowRow {
     pub standalone_fct_ns: Option<u64>,
 }
 
-/// Builds the `flows` batch. When any row has a `standalone_fct_ns`, two columns follow the
-/// others: `standalone_fct_ns` and `standalone_slowdown` (`fct_ns / standalone_fct_ns`).
-pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
-    let standalone = rows.iter().any(|r| r.standalone_fct_ns.is_some());
+/// The `flows` table's schema; with `standalone`, two columns follow the others:
+/// `standalone_fct_ns` and `standalone_slowdown` (`fct_ns / standalone_fct_ns`).
+pub fn flows_schema(standalone: bool) -> Arc<Schema> {
     let mut fields = vec![
         Field::new("flow_id", DataType::UInt32, false),
         Field::new("src", DataType::UInt32, false),
@@ -93,7 +92,13 @@ pub fn flows_batch(rows: &[FlowRow]) -> Result<RecordBatch, ArrowError> {
         fields.push(Field::new("standalone_fct_ns", DataType::UInt64, true));
         fields.push(Field::new("standalone_slowdown", DataType::Float64, true));
     }
-    let schema = Arc::new(Schema::new(fields));
+    Arc::new(Schema::new(fields))
+}
+
+/// Builds a `flows` batch of `rows` in [`flows_schema`] (`standalone`: with the simulator's
+/// standalone FCT columns, from the rows' `standalone_fct_ns`).
+pub fn flows_batch(rows: &[FlowRow], standalone: bool) -> Result<RecordBatch, ArrowError> {
+    let schema = flows_schema(standalone);
     let u32col = |f: fn(&FlowRow) -> u32| u32_column(rows, f);
     let u64col = |f: fn(&FlowRow) -> u64| u64_column(rows, f);
     let opt_u64 = |f: fn(&FlowRow) -> Option<u64>| optional_u64_column(rows, f);

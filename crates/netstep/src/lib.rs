@@ -3,6 +3,7 @@
 //! can call it.
 
 pub mod compare;
+pub mod flow_rows;
 pub mod hpcc;
 pub mod interrupt;
 pub mod output;
@@ -303,25 +304,25 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     debug_assert_eq!(output.stats.window, width);
-    let mut tables = output::Tables::build(&scenario, &output, wall);
-    if let Some(format) = request.format {
-        // The simulator's ideal beside netstep's, so both slowdowns can be reported.
-        hpcc::export::fill_standalone(&scenario, &mut tables, format);
-    }
+    // With a simulator format, the simulator's ideal beside netstep's, so both slowdowns can
+    // be reported.
+    let rows = flow_rows::FlowRows::new(&scenario, &output, request.format);
+    let tables = output::Tables::build(&scenario, &output, &rows, wall);
     let summary_text = summary::render(&scenario, &tables, &output, wall);
-    output::write(&staging, &scenario, &tables, &output)
+    output::write(&staging, &scenario, &tables, &rows, &output)
         .context("writing the run folder")
         .map_err(CliError::Internal)?;
     if let Some(format) = request.format {
-        let ids = hpcc::export::simulator_ids(&mut scenario);
-        let fct = hpcc::export::fct_txt(&scenario, &ids, &tables, format);
+        let ids = hpcc::export::simulator_ids(&scenario);
+        hpcc::export::write_fct_txt(&staging.dir.join("fct.txt"), &ids, &rows, format)
+            .context("writing fct.txt")
+            .map_err(CliError::Internal)?;
         let pfc = hpcc::export::pfc_txt(&scenario, &ids, &output.pfc_events);
-        for (name, text) in [("fct.txt", fct), ("pfc.txt", pfc)] {
-            std::fs::write(staging.dir.join(name), text)
-                .with_context(|| format!("writing {name}"))
-                .map_err(CliError::Internal)?;
-        }
+        std::fs::write(staging.dir.join("pfc.txt"), pfc)
+            .context("writing pfc.txt")
+            .map_err(CliError::Internal)?;
     }
+    drop(rows);
     stopped()?;
     staging.commit().map_err(CliError::Internal)?;
     Ok(RunReport {

@@ -6,16 +6,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow, bail};
 use netstep_core::engine::RunOutput;
-use netstep_core::flow::{base_rtt, ideal_fct};
+use netstep_core::flow::base_rtt;
 use netstep_core::topology::NodeKind;
-use netstep_core::transport::TransportSpec;
 use netstep_core::units::BufferSize;
 use netstep_core::units::SimTime;
 use netstep_scenario::{CollectiveStep, Scenario};
 use netstep_trace::{
     CollectiveRow, FlowRow, LinkRow, RunRow, TableWriter, collectives_batch, flows_batch,
-    links_batch, links_schema, run_batch, write_table,
+    flows_schema, links_batch, links_schema, run_batch, write_table,
 };
+
+use crate::flow_rows::{FlowRows, FlowStats};
 use std::collections::BTreeMap;
 
 /// Tables every run writes.
@@ -254,10 +255,11 @@ impl Drop for Staging {
     }
 }
 
-/// Rows computed from the run, shared by the writer and the summary.
+/// What the run's tables and summary share (the flow rows themselves are made on demand,
+/// [`FlowRows`]).
 pub struct Tables {
-    /// `flows.parquet` rows.
-    pub flows: Vec<FlowRow>,
+    /// What the summary needs of the flow rows.
+    pub flows: FlowStats,
     /// `run.parquet` row.
     pub run: RunRow,
     /// `collectives.parquet` rows (empty without collective traffic), by job, iteration, step.
@@ -267,78 +269,16 @@ pub struct Tables {
     pub jobs: Vec<(String, Option<SimTime>)>,
 }
 
-/// Every flow's ideal FCT (by flow id), computed on `threads` threads (at most one per core):
-/// an open-loop flow's replays each of its packets through its path, which at hundreds of
-/// thousands of flows takes seconds on one thread.
-fn ideal_fcts(model: &netstep_core::engine::Model, threads: usize) -> Vec<Option<SimTime>> {
-    let n = model.flows.flows.len();
-    let mut ideals = vec![None; n];
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let per = n.div_ceil(threads.clamp(1, cores)).max(1);
-    std::thread::scope(|scope| {
-        for (part, slots) in ideals.chunks_mut(per).enumerate() {
-            scope.spawn(move || {
-                for (i, slot) in slots.iter_mut().enumerate() {
-                    let flow = (part * per + i) as u32;
-                    *slot = ideal_fct(&model.net, &model.flows, flow, model.seed);
-                }
-            });
-        }
-    });
-    ideals
-}
-
 impl Tables {
-    /// Builds the rows: flow rows from the model's flow table and the run's per-flow outcomes
-    /// (both by flow id).
-    pub fn build(scenario: &Scenario, output: &RunOutput, wall_seconds: f64) -> Tables {
+    /// Builds what the tables and the summary share from the flow rows and the run.
+    pub fn build(
+        scenario: &Scenario,
+        output: &RunOutput,
+        rows: &FlowRows<'_>,
+        wall_seconds: f64,
+    ) -> Tables {
         let model = &scenario.model;
-        let ideals = ideal_fcts(model, scenario.meta.threads);
-        let flows: Vec<FlowRow> = model
-            .flows
-            .flows
-            .iter()
-            .zip(&output.flows)
-            .enumerate()
-            .map(|(id, (spec, r))| {
-                let ideal = ideals[id].expect("validated: every flow has a route");
-                // A flow that waits for others starts when they are done; one that does not
-                // reports its start even when the run ended before it.
-                let start = match spec.after {
-                    None => Some(spec.start),
-                    Some(_) => r.start,
-                };
-                let fct = r.end.zip(start).map(|(end, start)| end - start);
-                FlowRow {
-                    flow_id: id as u32,
-                    src: spec.src,
-                    dst: spec.dst,
-                    transport: match &*spec.transport {
-                        TransportSpec::OpenLoop(_) => "open_loop",
-                        TransportSpec::Tcp(t) => t.cc.transport_name(),
-                        TransportSpec::Rdma(r) => r.cc.transport_name(),
-                    },
-                    size_bytes: spec.size.0,
-                    start_ns: start.map(|s| s.as_ns()),
-                    deps_done_ns: r.deps_done.map(|d| d.as_ns()),
-                    end_ns: r.end.map(|e| e.as_ns()),
-                    // In whole ns as end_ns - start_ns, so the table is self-consistent;
-                    // slowdown uses the exact picosecond values.
-                    fct_ns: r.end.zip(start).map(|(e, s)| e.as_ns() - s.as_ns()),
-                    ideal_fct_ns: ideal.as_ns(),
-                    slowdown: fct.map(|f| f.0 as f64 / ideal.0.max(1) as f64),
-                    packets_sent: r.packets_sent,
-                    packets_delivered: r.packets_delivered,
-                    packets_dropped: r.packets_dropped,
-                    ecn_marks: r.ecn_marks,
-                    retransmits: r.retransmits,
-                    timeouts: r.timeouts,
-                    fail_reason: r.failure.map(|f| f.name()),
-                    completed: r.end.is_some(),
-                    standalone_fct_ns: None,
-                }
-            })
-            .collect();
+        let flows = rows.stats();
         let meta = &scenario.meta;
         let run = RunRow {
             scenario: meta.name.clone(),
@@ -358,8 +298,8 @@ impl Tables {
             events: output.stats.events,
             windows: output.stats.windows,
             drops: output.stats.drops,
-            flows: flows.len() as u64,
-            flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
+            flows: flows.total,
+            flows_completed: flows.completed,
             version: env!("CARGO_PKG_VERSION").to_string(),
             base_rtt_ns: (0..model.flows.len() as u32)
                 .filter_map(|f| base_rtt(&model.net, &model.flows, f))
@@ -384,7 +324,7 @@ impl Tables {
             nic_per_flow: model.nic.per_flow.to_string(),
             nic_scheduler: model.nic.scheduler.name(),
         };
-        let (collectives, jobs) = collective_rows(scenario, &flows, output);
+        let (collectives, jobs) = collective_rows(scenario, rows, output);
         Tables {
             flows,
             run,
@@ -398,7 +338,7 @@ impl Tables {
 /// time, from the flow rows (by flow id) and the flows' step tags.
 fn collective_rows(
     scenario: &Scenario,
-    flows: &[FlowRow],
+    flows: &FlowRows<'_>,
     output: &RunOutput,
 ) -> (Vec<CollectiveRow>, Vec<(String, Option<SimTime>)>) {
     let jobs = &scenario.collectives.jobs;
@@ -413,7 +353,7 @@ fn collective_rows(
         *end = end
             .zip(output.flows[*id as usize].end)
             .map(|(a, b)| a.max(b));
-        let row = &flows[*id as usize];
+        let row = flows.row(*id);
         let job = &jobs[tag.job as usize];
         let (entry, open) = steps.entry(*tag).or_insert_with(|| {
             (
@@ -490,20 +430,41 @@ pub fn metadata(meta: &netstep_scenario::ScenarioMeta) -> Vec<(String, String)> 
 /// Rows per `links` batch (bounds memory on very large topologies).
 const LINK_BATCH: usize = 1 << 20;
 
+/// Rows per `flows` batch. The writer gathers batches into row groups of its own size
+/// (1,048,576 rows), so the file does not depend on this; small batches keep a run of
+/// millions of flows from holding a million rows at once (about 300 B each).
+const FLOW_BATCH: usize = 1 << 16;
+
+/// Writes `flows.parquet`, a batch of rows at a time.
+fn write_flows(path: &Path, rows: &FlowRows<'_>, kv: &[(String, String)]) -> anyhow::Result<()> {
+    let standalone = rows.has_standalone();
+    let mut writer = TableWriter::create(path, flows_schema(standalone), kv)?;
+    let mut batch: Vec<FlowRow> = Vec::with_capacity(FLOW_BATCH.min(rows.len()));
+    for id in 0..rows.len() as u32 {
+        batch.push(rows.row(id));
+        if batch.len() == FLOW_BATCH {
+            writer.write(&flows_batch(&batch, standalone)?)?;
+            batch.clear();
+        }
+    }
+    if !batch.is_empty() || rows.is_empty() {
+        writer.write(&flows_batch(&batch, standalone)?)?;
+    }
+    writer.finish()?;
+    Ok(())
+}
+
 /// Writes every table into the staging folder.
 pub fn write(
     staging: &Staging,
     scenario: &Scenario,
     tables: &Tables,
+    rows: &FlowRows<'_>,
     output: &RunOutput,
 ) -> anyhow::Result<()> {
     let meta = &scenario.meta;
     let kv = metadata(meta);
-    write_table(
-        &staging.dir.join("flows.parquet"),
-        &flows_batch(&tables.flows)?,
-        &kv,
-    )?;
+    write_flows(&staging.dir.join("flows.parquet"), rows, &kv)?;
     let net = &scenario.model.net;
     let mut writer = TableWriter::create(&staging.dir.join("links.parquet"), links_schema(), &kv)?;
     let mut counters = output.ports.iter().peekable();

@@ -89,7 +89,7 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
 }
 
 fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
-    let mut slowdowns: Vec<f64> = tables.flows.iter().filter_map(|f| f.slowdown).collect();
+    let mut slowdowns = tables.flows.slowdowns.clone();
     slowdowns.sort_by(f64::total_cmp);
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let hops_per_sec = output.stats.packet_hops as f64 / wall.max(1e-9);
@@ -108,12 +108,7 @@ fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f
         window = output.stats.window,
         done = tables.run.flows_completed,
         total = tables.run.flows,
-        failed = match tables
-            .flows
-            .iter()
-            .filter(|f| f.fail_reason.is_some())
-            .count()
-        {
+        failed = match tables.flows.failed {
             0 => String::new(),
             n => format!(" ({n} failed: retry limit)"),
         },
@@ -123,9 +118,7 @@ fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f
         simulated = output.stats.last_event,
         last_done = tables
             .flows
-            .iter()
-            .filter_map(|f| f.end_ns)
-            .max()
+            .last_end_ns
             .map_or("-".to_string(), |ns| SimTime::from_ns(ns).to_string()),
         hops = output.stats.packet_hops,
         rate = hops_per_sec / 1e6,

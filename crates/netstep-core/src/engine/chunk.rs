@@ -177,6 +177,26 @@ impl Chunk {
         self.min_next = min_next;
     }
 
+    /// Pushes `event` into the queue of the LP in slot `local` (allocated on its first
+    /// event).
+    pub(super) fn accept(&mut self, local: u32, event: Event, model: &Model) {
+        let local = local as usize;
+        let time = event.key.time;
+        if self.slots[local].is_none() {
+            let node = self.nodes[local];
+            self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
+            self.allocated.push(local as u32);
+        }
+        self.queues[local].push_remote(event);
+        if self.next[local] == SimTime::MAX {
+            self.active.push(local as u32);
+        }
+        if time < self.next[local] {
+            self.next[local] = time;
+        }
+        self.min_next = self.min_next.min(time);
+    }
+
     /// Pushes messages addressed to this chunk into their LPs' queues (and telemetry stacks
     /// into their side tables).
     pub(super) fn deliver(
@@ -192,21 +212,7 @@ impl Chunk {
                 if let Some(at) = not_before {
                     event.key.time = event.key.time.max(at);
                 }
-                let local = local as usize;
-                let time = event.key.time;
-                if self.slots[local].is_none() {
-                    let node = self.nodes[local];
-                    self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
-                    self.allocated.push(local as u32);
-                }
-                self.queues[local].push_remote(event);
-                if self.next[local] == SimTime::MAX {
-                    self.active.push(local as u32);
-                }
-                if time < self.next[local] {
-                    self.next[local] = time;
-                }
-                self.min_next = self.min_next.min(time);
+                self.accept(local, event, model);
             }
         }
         // Every stack travels with an arrival delivered above, so its LP exists.

@@ -87,15 +87,17 @@ impl Model {
     /// source host.
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
         let flows = self.flows.flows.iter().enumerate();
-        flows.filter(|(_, f)| f.after.is_none()).map(|(i, f)| {
-            let key = EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO);
-            (
-                f.src,
-                Event {
-                    key,
-                    kind: EventKind::FlowStart { flow: i as u32 },
-                },
-            )
-        })
+        flows
+            .filter(|(_, f)| f.after.is_none())
+            .map(|(i, f)| (f.src, self.start_event(i as u32)))
+    }
+
+    /// Flow `flow`'s `FlowStart` event (at its start time).
+    pub fn start_event(&self, flow: u32) -> Event {
+        let f = &self.flows.flows[flow as usize];
+        Event {
+            key: EventKey::new(f.start, Phase::FlowStart, SimTime::ZERO),
+            kind: EventKind::FlowStart { flow },
+        }
     }
 }

@@ -47,6 +47,12 @@ pub struct WindowEngine<'m> {
     /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
     telemetry: bool,
     stats: RunStats,
+    /// The flows that wait for no other flow, by start time then id: each is handed to its
+    /// source's LP just before the window it starts in (not all at the start: a run of
+    /// millions of flows holds a cursor, not an event per flow).
+    starts: Vec<u32>,
+    /// The first flow of `starts` not yet handed over.
+    next_start: usize,
     /// Set from outside (a signal): the run stops before its next window.
     stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -118,14 +124,16 @@ impl<'m> WindowEngine<'m> {
                 window: width,
                 ..RunStats::default()
             },
+            starts: Vec::new(),
+            next_start: 0,
         };
-        for (node, event) in model.initial_events() {
-            let place = engine.placement.of(node);
-            engine.inboxes[place.chunk as usize].events[0].push((place.slot, event));
-        }
-        for (chunk, inbox) in engine.chunks.iter_mut().zip(engine.inboxes.iter_mut()) {
-            chunk.deliver(inbox, model, None);
-        }
+        let flows = &model.flows.flows;
+        engine.starts = (0..flows.len() as u32)
+            .filter(|&f| flows[f as usize].after.is_none())
+            .collect();
+        engine
+            .starts
+            .sort_unstable_by_key(|&f| (flows[f as usize].start, f));
         Ok(engine)
     }
 
@@ -138,6 +146,30 @@ impl<'m> WindowEngine<'m> {
     /// The window width in use.
     pub fn width(&self) -> SimTime {
         self.width
+    }
+
+    /// The start time of the next flow not yet handed to its LP (`SimTime::MAX`: none).
+    fn next_start_time(&self) -> SimTime {
+        self.starts
+            .get(self.next_start)
+            .map_or(SimTime::MAX, |&f| self.model.flows.flows[f as usize].start)
+    }
+
+    /// Hands every flow that starts before `bound` to its source's LP, as the `FlowStart`
+    /// event it would have had from the beginning (the queues order events by key alone, so
+    /// when it arrives does not matter as long as it is there before its window runs).
+    fn hand_over_starts(&mut self, bound: SimTime) {
+        while self.next_start_time() < bound {
+            let flow = self.starts[self.next_start];
+            let node = self.model.flows.flows[flow as usize].src;
+            let place = self.placement.of(node);
+            self.chunks[place.chunk as usize].accept(
+                place.slot,
+                self.model.start_event(flow),
+                self.model,
+            );
+            self.next_start += 1;
+        }
     }
 
     /// Runs to the end; `progress` is called after each window with the window's start time.
@@ -209,7 +241,8 @@ impl<'m> WindowEngine<'m> {
                 .iter()
                 .map(|c| c.min_next.min(arrival(c.out.min_out, sent_in)))
                 .min()
-                .unwrap_or(SimTime::MAX);
+                .unwrap_or(SimTime::MAX)
+                .min(self.next_start_time());
             if start == SimTime::MAX || start >= end {
                 break;
             }
@@ -231,6 +264,7 @@ impl<'m> WindowEngine<'m> {
             };
             let bound = window_end.min(end).min(next_sample).min(next_cc);
             self.stats.windows += 1;
+            self.hand_over_starts(bound);
             // One parallel phase per window: each chunk first takes the messages of the
             // previous window, then runs its LPs due before `bound`.
             let not_before = quantum.map(|_| sent_in);

@@ -6,6 +6,8 @@
 //! any other its netstep index. Addresses are the simulator's `11.(id/256).(id%256).1`.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
 
 use netstep_core::flow::{FlowSpec, flow_route};
 use netstep_core::pfc::PfcEvent;
@@ -14,7 +16,7 @@ use netstep_core::transport::TransportSpec;
 use netstep_scenario::Scenario;
 
 use super::files::SourcePorts;
-use crate::output::Tables;
+use crate::flow_rows::FlowRows;
 
 /// Which of the simulator's FCT line formats to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +43,7 @@ pub fn node_ip(id: u32) -> u32 {
 
 /// The simulator's id of each netstep node: its name when the name is a number, else its
 /// index.
-pub fn simulator_ids(scenario: &mut Scenario) -> Vec<u32> {
+pub fn simulator_ids(scenario: &Scenario) -> Vec<u32> {
     let mut ids: Vec<u32> = (0..scenario.model.net.n_nodes() as u32).collect();
     for (node, name) in scenario.node_names.iter().enumerate() {
         if let Ok(id) = name.parse::<u32>() {
@@ -102,19 +104,16 @@ pub fn standalone_fct_ns(scenario: &Scenario, flow: u32, format: FctFormat) -> O
     })
 }
 
-/// Fills the flow rows' `standalone_fct_ns` with the simulator's ideal in `format`'s formula
-/// (the second ideal of `flows.parquet`, and `fct.txt`'s last column).
-pub fn fill_standalone(scenario: &Scenario, tables: &mut Tables, format: FctFormat) {
-    for row in &mut tables.flows {
-        row.standalone_fct_ns = standalone_fct_ns(scenario, row.flow_id, format);
-    }
-}
-
-/// `fct.txt`: one line per completed flow, in completion order (then flow id), with the rows'
-/// `standalone_fct_ns` ([`fill_standalone`] for `format` first).
-/// `ids` are [`simulator_ids`].
-pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFormat) -> String {
-    let flows = &scenario.model.flows.flows;
+/// Writes `fct.txt` to `path`: one line per completed flow, in completion order (then flow
+/// id), with the rows' `standalone_fct_ns` (rows made with `format`), line by line. `ids` are
+/// [`simulator_ids`].
+pub fn write_fct_txt(
+    path: &Path,
+    ids: &[u32],
+    rows: &FlowRows<'_>,
+    format: FctFormat,
+) -> std::io::Result<()> {
+    let flows = &rows.scenario().model.flows.flows;
     // Source ports for flows without their own: the simulator's counters from 10000.
     let mut counters = SourcePorts::new(format == FctFormat::M3);
     let ports: Vec<[u16; 2]> = flows
@@ -124,14 +123,18 @@ pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFor
                 .unwrap_or_else(|| [counters.next(f.src, f.dst), 100])
         })
         .collect();
-    let mut done: Vec<_> = tables
+    // By the end in whole ns (as the line writes it), then flow id.
+    let mut done: Vec<(u64, u32)> = rows
+        .output()
         .flows
         .iter()
-        .filter_map(|r| Some((r.end_ns?, r.flow_id, r)))
+        .enumerate()
+        .filter_map(|(id, r)| Some((r.end?.as_ns(), id as u32)))
         .collect();
-    done.sort_by_key(|&(end, id, _)| (end, id));
-    let mut out = String::new();
-    for (_, id, row) in done {
+    done.sort_unstable();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for (_, id) in done {
+        let row = rows.row(id);
         let f = &flows[id as usize];
         let [sport, dport] = ports[id as usize];
         let (Some(start), Some(fct), Some(ideal)) =
@@ -140,17 +143,17 @@ pub fn fct_txt(scenario: &Scenario, ids: &[u32], tables: &Tables, format: FctFor
             continue;
         };
         if format == FctFormat::M3 {
-            let _ = write!(out, "{id} ");
+            write!(out, "{id} ")?;
         }
-        let _ = writeln!(
+        writeln!(
             out,
             "{:08x} {:08x} {sport} {dport} {} {start} {fct} {ideal}",
             node_ip(ids[f.src as usize]),
             node_ip(ids[f.dst as usize]),
             f.size.0
-        );
+        )?;
     }
-    out
+    out.flush()
 }
 
 /// `pfc.txt`: `time_ns node node_type if_index type` per frame, as the simulator writes it,

@@ -1,0 +1,175 @@
+//! The `flows` table's rows, made on demand from the model's flow table and the run's
+//! per-flow outcomes (both by flow id), never all held at once: a run of millions of flows
+//! writes them a batch at a time, and what the summary needs of them ([`FlowStats`]) is
+//! gathered in one pass.
+
+use netstep_core::engine::RunOutput;
+use netstep_core::flow::ideal_fct;
+use netstep_core::transport::TransportSpec;
+use netstep_core::units::SimTime;
+use netstep_scenario::Scenario;
+use netstep_trace::FlowRow;
+
+use crate::hpcc::export::{FctFormat, standalone_fct_ns};
+
+/// Every flow's row, made when asked for.
+pub struct FlowRows<'a> {
+    scenario: &'a Scenario,
+    output: &'a RunOutput,
+    /// Every flow's ideal FCT (by flow id).
+    ideals: Vec<Option<SimTime>>,
+    /// The HPCC simulator's formula of the second ideal (`--format`), if any.
+    standalone: Option<FctFormat>,
+}
+
+/// What the summary and `run.parquet` need of the flow rows.
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    /// Flows.
+    pub total: u64,
+    /// Flows that delivered every byte.
+    pub completed: u64,
+    /// Flows given up (retry limit).
+    pub failed: u64,
+    /// The latest completion, ns.
+    pub last_end_ns: Option<u64>,
+    /// Every completed flow's slowdown, in flow-id order.
+    pub slowdowns: Vec<f64>,
+}
+
+/// Every flow's ideal FCT (by flow id), computed on `threads` threads (at most one per core):
+/// an open-loop flow's replays each of its packets through its path, which at hundreds of
+/// thousands of flows takes seconds on one thread.
+fn ideal_fcts(model: &netstep_core::engine::Model, threads: usize) -> Vec<Option<SimTime>> {
+    let n = model.flows.flows.len();
+    let mut ideals = vec![None; n];
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let per = n.div_ceil(threads.clamp(1, cores)).max(1);
+    std::thread::scope(|scope| {
+        for (part, slots) in ideals.chunks_mut(per).enumerate() {
+            scope.spawn(move || {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let flow = (part * per + i) as u32;
+                    *slot = ideal_fct(&model.net, &model.flows, flow, model.seed);
+                }
+            });
+        }
+    });
+    ideals
+}
+
+impl<'a> FlowRows<'a> {
+    /// The rows of `output`'s flows; with `standalone`, each row also has the HPCC
+    /// simulator's ideal FCT in that format's formula.
+    pub fn new(
+        scenario: &'a Scenario,
+        output: &'a RunOutput,
+        standalone: Option<FctFormat>,
+    ) -> FlowRows<'a> {
+        FlowRows {
+            scenario,
+            output,
+            ideals: ideal_fcts(&scenario.model, scenario.meta.threads),
+            standalone,
+        }
+    }
+
+    /// The scenario the rows are of.
+    pub fn scenario(&self) -> &'a Scenario {
+        self.scenario
+    }
+
+    /// The run the rows are of.
+    pub fn output(&self) -> &'a RunOutput {
+        self.output
+    }
+
+    /// Number of flows.
+    pub fn len(&self) -> usize {
+        self.output.flows.len()
+    }
+
+    /// Whether the run had no flow.
+    pub fn is_empty(&self) -> bool {
+        self.output.flows.is_empty()
+    }
+
+    /// Whether the rows carry the simulator's standalone FCT.
+    pub fn has_standalone(&self) -> bool {
+        self.standalone.is_some()
+    }
+
+    /// The row of flow `id`.
+    pub fn row(&self, id: u32) -> FlowRow {
+        let model = &self.scenario.model;
+        let spec = &model.flows.flows[id as usize];
+        let r = &self.output.flows[id as usize];
+        let ideal = self.ideals[id as usize].expect("validated: every flow has a route");
+        // A flow that waits for others starts when they are done; one that does not reports
+        // its start even when the run ended before it.
+        let start = match spec.after {
+            None => Some(spec.start),
+            Some(_) => r.start,
+        };
+        let fct = r.end.zip(start).map(|(end, start)| end - start);
+        FlowRow {
+            flow_id: id,
+            src: spec.src,
+            dst: spec.dst,
+            transport: match &*spec.transport {
+                TransportSpec::OpenLoop(_) => "open_loop",
+                TransportSpec::Tcp(t) => t.cc.transport_name(),
+                TransportSpec::Rdma(r) => r.cc.transport_name(),
+            },
+            size_bytes: spec.size.0,
+            start_ns: start.map(|s| s.as_ns()),
+            deps_done_ns: r.deps_done.map(|d| d.as_ns()),
+            end_ns: r.end.map(|e| e.as_ns()),
+            // In whole ns as end_ns - start_ns, so the table is self-consistent; slowdown
+            // uses the exact picosecond values.
+            fct_ns: r.end.zip(start).map(|(e, s)| e.as_ns() - s.as_ns()),
+            ideal_fct_ns: ideal.as_ns(),
+            slowdown: fct.map(|f| f.0 as f64 / ideal.0.max(1) as f64),
+            packets_sent: r.packets_sent,
+            packets_delivered: r.packets_delivered,
+            packets_dropped: r.packets_dropped,
+            ecn_marks: r.ecn_marks,
+            retransmits: r.retransmits,
+            timeouts: r.timeouts,
+            fail_reason: r.failure.map(|f| f.name()),
+            completed: r.end.is_some(),
+            standalone_fct_ns: self
+                .standalone
+                .and_then(|format| standalone_fct_ns(self.scenario, id, format)),
+        }
+    }
+
+    /// The statistics of every row, in one pass.
+    pub fn stats(&self) -> FlowStats {
+        let mut stats = FlowStats {
+            total: self.len() as u64,
+            ..FlowStats::default()
+        };
+        for id in 0..self.len() as u32 {
+            let r = &self.output.flows[id as usize];
+            if r.failure.is_some() {
+                stats.failed += 1;
+            }
+            let Some(end) = r.end else { continue };
+            stats.completed += 1;
+            stats.last_end_ns = stats.last_end_ns.max(Some(end.as_ns()));
+            let spec = &self.scenario.model.flows.flows[id as usize];
+            let start = match spec.after {
+                None => Some(spec.start),
+                Some(_) => r.start,
+            };
+            if let Some(start) = start {
+                let ideal = self.ideals[id as usize].expect("validated: every flow has a route");
+                stats
+                    .slowdowns
+                    .push((end - start).0 as f64 / ideal.0.max(1) as f64);
+            }
+        }
+        stats
+    }
+}
