@@ -7,8 +7,10 @@
 //! file per kind), `transport` (one file per transport), `overrides` (`--set`), `build` (the
 //! named steps from a parsed file to a World and a model), `settings` and `trace_settings`
 //! (element and trace settings), `checks` (checks on the compiled model), `estimate` (sizes by
-//! arithmetic).
+//! arithmetic), `aicb` (AICB / SimAI training workload files and SimAI's communication
+//! groups; read, not yet run).
 
+pub mod aicb;
 pub mod cdf;
 pub mod collectives;
 pub mod config;
