@@ -9,10 +9,12 @@
 //! `inner[i][j]` is the weight of flows from rack `idx2name[i]` to rack `idx2name[j]` (the
 //! diagonal included: flows inside a rack). The racks are mapped onto the topology's racks
 //! (its switches with hosts attached, in node order): the pods in the order of their names
-//! (sorted), each pod's racks in its list's order, so that pod `k` of the file is the `k`-th
-//! block of racks. On a `cluster` topology the file's pods and racks per pod must match the
-//! shape (Parsimon maps them the same way up to a shuffle of racks within a pod and of pods,
-//! which are symmetries of the cluster).
+//! (sorted), each pod's racks in its list's order. On a `cluster` topology the file must have
+//! the cluster's number of pods, and pod `k` of the file takes the first racks of pod `k` (a
+//! file's pod may name fewer racks than the cluster's pods hold; the others stay idle): this
+//! is Parsimon's mapping up to a shuffle of the pods and of the racks within a pod, which are
+//! symmetries of the cluster. Elsewhere the file's racks, in that order, are the topology's.
+//! Rows and columns past the named racks (Parsimon pads its matrices) must be zero.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -71,47 +73,63 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
         .filter(|&s| topology.nodes[s as usize].kind == NodeKind::Switch)
         .filter(|&s| !under[s as usize].is_empty())
         .collect();
-    if racks.len() != n {
-        return Err(err(
-            "nr_racks",
-            format!(
-                "the file has {n} racks, the topology {} (switches with hosts attached)",
-                racks.len()
-            ),
-        ));
-    }
-    let per_pod = file.pod2tors.values().next().map_or(0, Vec::len);
-    if let RoutingKind::Cluster(shape) = &topology.routing
-        && (shape.pods as usize, shape.racks_per_pod as usize) != (file.nr_pods, per_pod)
-    {
-        return Err(err(
-            "pod2tors",
-            format!(
-                "{} pods of {per_pod} racks, but the cluster has {} pods of {} racks",
-                file.nr_pods, shape.pods, shape.racks_per_pod
-            ),
-        ));
-    }
+    // Each pod's block of racks: on a cluster, pod k's racks (a file's pod may list fewer
+    // racks than the cluster's pods hold: its racks take the first of them, the others stay
+    // idle, as Parsimon places them); elsewhere one block, the file's racks in order.
+    let blocks: Vec<&[u32]> = match &topology.routing {
+        RoutingKind::Cluster(shape) => {
+            if shape.pods as usize != file.nr_pods {
+                return Err(err(
+                    "nr_pods",
+                    format!(
+                        "the file has {} pods, the cluster {}",
+                        file.nr_pods, shape.pods
+                    ),
+                ));
+            }
+            racks.chunks(shape.racks_per_pod as usize).collect()
+        }
+        _ => {
+            if racks.len() != n {
+                return Err(err(
+                    "nr_racks",
+                    format!(
+                        "the file has {n} racks, the topology {} (switches with hosts attached)",
+                        racks.len()
+                    ),
+                ));
+            }
+            vec![&racks[..]]
+        }
+    };
     // Rack name -> the topology's rack switch.
     let mut switch_of: HashMap<&str, u32> = HashMap::with_capacity(n);
+    let mut next = 0;
     for (pod, (name, list)) in file.pod2tors.iter().enumerate() {
-        if list.len() != per_pod {
+        let (block, first) = if blocks.len() == 1 {
+            (blocks[0], next)
+        } else {
+            (blocks[pod], 0)
+        };
+        if first + list.len() > block.len() {
             return Err(err(
                 &format!("pod2tors.{name:?}"),
                 format!(
-                    "lists {} racks; every pod must list the same number ({per_pod})",
-                    list.len()
+                    "lists {} racks; the topology's pod has {}",
+                    list.len(),
+                    block.len() - first
                 ),
             ));
         }
         for (i, rack) in list.iter().enumerate() {
-            if switch_of.insert(rack, racks[pod * per_pod + i]).is_some() {
+            if switch_of.insert(rack, block[first + i]).is_some() {
                 return Err(err(
                     &format!("pod2tors.{name:?}[{i}]"),
                     format!("rack {rack:?} is listed twice"),
                 ));
             }
         }
+        next += list.len();
     }
     let mut rows = Vec::new();
     for (i, from) in file.matrix.idx2name.iter().enumerate() {
@@ -127,7 +145,7 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
                 format!("has {} rows; expected {n}", file.matrix.inner.len()),
             )
         })?;
-        if row.len() != n {
+        if row.len() < n {
             return Err(err(
                 &format!("matrix.inner[{i}]"),
                 format!("has {} entries; expected {n}", row.len()),
@@ -140,7 +158,16 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
                     format!("must be a finite number >= 0, got {weight}"),
                 ));
             }
-            let to = &file.matrix.idx2name[j];
+            let Some(to) = file.matrix.idx2name.get(j) else {
+                // Parsimon pads its matrices past the named racks with zeros.
+                if weight > 0.0 {
+                    return Err(err(
+                        &format!("matrix.inner[{i}][{j}]"),
+                        format!("is {weight}, but only {n} racks are named (matrix.idx2name)"),
+                    ));
+                }
+                continue;
+            };
             let &b = switch_of.get(to.as_str()).ok_or_else(|| {
                 err(
                     &format!("matrix.idx2name[{j}]"),
@@ -158,10 +185,17 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
             }
         }
     }
-    if file.matrix.inner.len() != n {
+    if let Some((i, _)) = file
+        .matrix
+        .inner
+        .iter()
+        .enumerate()
+        .skip(n)
+        .find(|(_, r)| r.iter().any(|&w| w != 0.0))
+    {
         return Err(err(
-            "matrix.inner",
-            format!("has {} rows; expected {n}", file.matrix.inner.len()),
+            &format!("matrix.inner[{i}]"),
+            format!("has positive entries, but only {n} racks are named (matrix.idx2name)"),
         ));
     }
     Matrix::from_rows(rows).ok_or_else(|| err("matrix.inner", "no entry is positive".into()))

@@ -116,6 +116,43 @@ fn a_spatial_file_equals_its_csv_form() {
     assert_eq!(key(&a), key(&b));
 }
 
+/// A spatial file whose pods name fewer racks than the cluster's pods hold (Parsimon's
+/// fig-7 file: 324 racks on a cluster of 384), its matrix padded with zeros: pod k's racks take
+/// the first racks of pod k, the others stay idle.
+#[test]
+fn a_spatial_file_may_leave_racks_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let spatial = r#"{
+      "matrix": { "inner": [[0, 2, 1, 0], [1, 1, 3, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
+                  "idx2name": ["x", "y", "z"] },
+      "pod2tors": { "p0": ["x"], "p1": ["y", "z"] }, "nr_pods": 2, "nr_racks": 3 }"#;
+    std::fs::write(dir.path().join("s.json"), spatial).unwrap();
+    let cdf = repo().join("datasets/fb_webserver.toml");
+    let text = format!(
+        "[topology]\nkind = \"cluster\"\npods = 2\nracks_per_pod = 2\nhosts_per_rack = 2\n\
+         fabs_per_pod = 2\nspines_per_plane = 2\n\n[[traffic]]\nkind = \"rack_matrix\"\n\
+         matrix = \"s.json\"\ncdf = {cdf:?}\narrivals = \"exponential\"\nmax_load = 0.5\n\
+         flows = 3000\n"
+    );
+    let s = load_in(&text, dir.path()).unwrap();
+    // x -> tor0 (hosts 0, 1); y, z -> tor2, tor3 (hosts 4..8); tor1 (hosts 2, 3) idle.
+    let mut used = [0u32; 8];
+    for f in &s.model.flows.flows {
+        used[f.src as usize] += 1;
+        used[f.dst as usize] += 1;
+    }
+    assert_eq!(used[2] + used[3], 0, "{used:?}");
+    assert!(used.iter().enumerate().all(|(h, &n)| h == 2 || h == 3 || n > 0), "{used:?}");
+    // A positive entry past the named racks is refused.
+    std::fs::write(
+        dir.path().join("s.json"),
+        spatial.replace("[0, 0, 0, 0]]", "[0, 0, 0, 5]]"),
+    )
+    .unwrap();
+    let e = load_in(&text, dir.path()).err().expect("refused");
+    assert!(e.contains("matrix.inner[3]") && e.contains("only 3 racks are named"), "{e}");
+}
+
 /// Bad `rack_matrix` blocks and `cluster` topologies are refused with the field (and the file
 /// line) to blame.
 #[test]
@@ -156,7 +193,7 @@ fn bad_mixes_name_the_field() {
         (
             traffic("max_load = 0.5\nsigma = 1.0\nflows = 10"),
             "traffic[0].matrix",
-            "the file has 2 racks, the topology 4",
+            "the file has 1 pods, the cluster 2",
         ),
         (
             traffic("max_load = 0.5\nsigma = 1.0\nflows = 10\ncdf_format = \"parsimon\"")
