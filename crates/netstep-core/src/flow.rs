@@ -93,6 +93,10 @@ pub struct FlowTable {
     pub dst_slot: Vec<u32>,
     /// The flows waiting for each flow, in compressed rows: those of flow `f` are
     /// `dependents[dependents_at[f]..dependents_at[f + 1]]` (both empty when no flow waits).
+    /// Flows sourced at each node (the number of its sender slots).
+    sent: Vec<u32>,
+    /// Flows sinking at each node (the number of its receiver slots).
+    received: Vec<u32>,
     dependents_at: Vec<u32>,
     dependents: Vec<u32>,
 }
@@ -115,9 +119,23 @@ impl FlowTable {
             flows,
             src_slot,
             dst_slot,
+            sent,
+            received,
             dependents_at,
             dependents,
         }
+    }
+
+    /// Flows sourced at `node` (its sender slots).
+    #[inline]
+    pub fn sourced_at(&self, node: u32) -> u32 {
+        self.sent.get(node as usize).copied().unwrap_or(0)
+    }
+
+    /// Flows sinking at `node` (its receiver slots).
+    #[inline]
+    pub fn sinking_at(&self, node: u32) -> u32 {
+        self.received.get(node as usize).copied().unwrap_or(0)
     }
 
     /// The flows waiting for `flow` (in flow id order).

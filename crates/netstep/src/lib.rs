@@ -261,13 +261,19 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         .map_err(|e| CliError::BadInput(anyhow::anyhow!(e)))?
         .stop_when(interrupt.flag());
     let width = engine.width();
-    let bar = summary::progress_bar(request.progress, scenario.meta.duration);
+    let starts = scenario.model.flows.flows.iter().map(|f| f.start);
+    let first_start = starts
+        .clone()
+        .min()
+        .unwrap_or(netstep_core::units::SimTime::ZERO);
+    let span = (first_start, starts.max());
+    let bar = summary::progress_bar(request.progress, scenario.meta.duration, span);
     let started = Instant::now();
     let mut windows = 0u64;
     let progress = |t| {
         windows += 1;
         if windows.is_multiple_of(64) {
-            summary::tick(&bar, t);
+            summary::tick(&bar, t, first_start);
         }
     };
     let trace = &scenario.model.trace;

@@ -11,16 +11,30 @@ use netstep_scenario::Scenario;
 use crate::output::Tables;
 
 /// A progress bar over simulated time when `wanted` and stdout is a terminal; hidden otherwise.
-pub fn progress_bar(wanted: bool, duration: Option<SimTime>) -> ProgressBar {
+/// It runs from `from` (the first flow's start; [`tick`] is given the same) to the run's
+/// `duration` or, sooner, the last flow's start (`last_start`): a run of arrivals is mostly
+/// over when the last one has come, so the bar's ETA is the arrivals' (the last flows'
+/// completion follows).
+pub fn progress_bar(
+    wanted: bool,
+    duration: Option<SimTime>,
+    (from, last_start): (SimTime, Option<SimTime>),
+) -> ProgressBar {
     if !wanted || !std::io::stdout().is_terminal() {
         return ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     }
-    let bar = match duration {
+    let end = match (duration, last_start.filter(|&s| s > SimTime::ZERO)) {
+        (Some(d), Some(s)) => Some(d.min(s)),
+        (d, s) => d.or(s),
+    };
+    let bar = match end {
         Some(d) => {
-            let b = ProgressBar::new(d.as_ns().max(1));
+            let b = ProgressBar::new(d.as_ns().saturating_sub(from.as_ns()).max(1));
             b.set_style(
-                ProgressStyle::with_template("{bar:40} {msg} [{elapsed_precise}]")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{bar:40} {percent:>3}% {msg} [{elapsed_precise}, ETA {eta}]",
+                )
+                .expect("valid template"),
             );
             b
         }
@@ -37,12 +51,13 @@ pub fn progress_bar(wanted: bool, duration: Option<SimTime>) -> ProgressBar {
     bar
 }
 
-/// Reports simulated time `t` on the bar.
-pub fn tick(bar: &ProgressBar, t: SimTime) {
+/// Reports simulated time `t` on the bar (which starts at `from`).
+pub fn tick(bar: &ProgressBar, t: SimTime, from: SimTime) {
     if bar.is_hidden() {
         return;
     }
-    bar.set_position(t.as_ns());
+    let done = t.as_ns().saturating_sub(from.as_ns());
+    bar.set_position(done.min(bar.length().unwrap_or(u64::MAX)));
     bar.set_message(format!("simulated {t}"));
 }
 

@@ -142,7 +142,12 @@ fn a_spatial_file_may_leave_racks_idle() {
         used[f.dst as usize] += 1;
     }
     assert_eq!(used[2] + used[3], 0, "{used:?}");
-    assert!(used.iter().enumerate().all(|(h, &n)| h == 2 || h == 3 || n > 0), "{used:?}");
+    assert!(
+        used.iter()
+            .enumerate()
+            .all(|(h, &n)| h == 2 || h == 3 || n > 0),
+        "{used:?}"
+    );
     // A positive entry past the named racks is refused.
     std::fs::write(
         dir.path().join("s.json"),
@@ -150,7 +155,10 @@ fn a_spatial_file_may_leave_racks_idle() {
     )
     .unwrap();
     let e = load_in(&text, dir.path()).err().expect("refused");
-    assert!(e.contains("matrix.inner[3]") && e.contains("only 3 racks are named"), "{e}");
+    assert!(
+        e.contains("matrix.inner[3]") && e.contains("only 3 racks are named"),
+        "{e}"
+    );
 }
 
 /// Bad `rack_matrix` blocks and `cluster` topologies are refused with the field (and the file

@@ -108,6 +108,10 @@ impl HostState {
         }
         let slot = model.flows.src_slot[flow as usize] as usize;
         if self.senders.len() <= slot {
+            // Room for every flow this host sources, once (no growth by doubling).
+            let all = model.flows.sourced_at(spec.src) as usize;
+            self.senders
+                .reserve_exact(all.saturating_sub(self.senders.len()));
             self.senders.resize(slot + 1, None);
         }
         let mut ends = Self::ends(model, flow);
@@ -199,6 +203,10 @@ impl HostState {
                 }
                 let slot = model.flows.dst_slot[flow] as usize;
                 if self.receivers.len() <= slot {
+                    // Room for every flow this host sinks, once (no growth by doubling).
+                    let all = model.flows.sinking_at(spec.dst) as usize;
+                    self.receivers
+                        .reserve_exact(all.saturating_sub(self.receivers.len()));
                     self.receivers.resize(slot + 1, None);
                 }
                 let receiver = self.receivers[slot].get_or_insert_with(|| {
