@@ -121,6 +121,8 @@ pub(crate) fn build(
     let node_names = world::node_names(&mut world);
     drop(world);
     estimate::trace_rows(&model, run.duration, &mut footprint, limits)?;
+    footprint.live_flows = Some(estimate::live_flows(&model));
+    limits.check_memory(&footprint, &FieldPath::of(&["traffic"]))?;
     let meta = ScenarioMeta {
         name: parsed
             .name

@@ -222,3 +222,27 @@ pub(crate) fn estimate_packet_hops(
     }
     rows / filter.one_in.max(1) as u64
 }
+
+/// The most flows in flight at once if each lived from its start for its unloaded transfer
+/// time (its bytes at its source's line rate) plus 10 us: [`Footprint::live_flows`]. A lower
+/// bound (congestion lengthens lifetimes), close where flows arrive spread out, exact where
+/// they all start together.
+pub(crate) fn live_flows(model: &netstep_core::engine::Model) -> u64 {
+    let net = &model.net;
+    let slack = SimTime::from_us(10);
+    let mut edges: Vec<(SimTime, i8)> = Vec::with_capacity(2 * model.flows.flows.len());
+    for f in &model.flows.flows {
+        let rate = net.class_of(net.port_id(f.src, 0)).rate.0.max(1);
+        let transfer = SimTime((f.size.0 as u128 * 8_000_000_000_000 / rate as u128) as u64);
+        edges.push((f.start, 1));
+        edges.push((f.start.saturating_add(transfer).saturating_add(slack), -1));
+    }
+    // Ends before starts at the same instant.
+    edges.sort_unstable();
+    let (mut live, mut most) = (0i64, 0i64);
+    for (_, step) in edges {
+        live += step as i64;
+        most = most.max(live);
+    }
+    most as u64
+}

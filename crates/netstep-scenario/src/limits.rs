@@ -50,8 +50,12 @@ pub const BASE_BYTES: u64 = 64 << 20;
 pub const BYTES_PER_NODE: u64 = 100;
 /// Memory per egress port in a run (World link entity, port state, routing), measured.
 pub const BYTES_PER_PORT: u64 = 160;
-/// Memory per flow in a run (World entity, flow table, transport state, result row), measured.
-pub const BYTES_PER_FLOW: u64 = 1536;
+/// Memory every flow keeps for the whole run (its spec and slots, its receiver, a finished
+/// sender's counters, its outcome), measured (benches/RESULTS.md, "Memory per flow").
+pub const BYTES_PER_FLOW: u64 = 384;
+/// Memory a flow takes besides while it is in flight (its live sender, its packets in queues
+/// and events), measured: a million one-packet flows all at once.
+pub const BYTES_PER_LIVE_FLOW: u64 = 1152;
 
 /// Peak memory of parsing a scenario, per byte of its text (measured: a 62 MB custom topology
 /// with 1.5 M hosts peaks at 3.4 GB while parsing, 54 B per byte).
@@ -66,6 +70,10 @@ pub struct Footprint {
     pub ports: u64,
     /// Flows (for Poisson traffic, the expected count).
     pub flows: u64,
+    /// The most flows expected in flight at once (each alive from its start for its unloaded
+    /// transfer time plus 10 us); `None` before the flows are known: every flow counts as
+    /// live, an upper bound.
+    pub live_flows: Option<u64>,
     /// Data packets over all flows.
     pub packets: u64,
     /// `queue_samples` rows (0 when the table is off; with no `duration`, up to the last flow
@@ -133,6 +141,11 @@ impl Footprint {
             .saturating_add(self.nodes.saturating_mul(BYTES_PER_NODE))
             .saturating_add(self.ports.saturating_mul(BYTES_PER_PORT))
             .saturating_add(self.flows.saturating_mul(BYTES_PER_FLOW))
+            .saturating_add(
+                self.live_flows
+                    .unwrap_or(self.flows)
+                    .saturating_mul(BYTES_PER_LIVE_FLOW),
+            )
             .saturating_add(self.routing_entries.saturating_mul(2))
     }
 }
@@ -144,6 +157,9 @@ impl fmt::Display for Footprint {
             "{} nodes, {} ports, {} flows, {} packets",
             self.nodes, self.ports, self.flows, self.packets
         )?;
+        if let Some(live) = self.live_flows {
+            write!(f, " ({live} flows in flight at once, unloaded)")?;
+        }
         if self.queue_sample_rows > 0 {
             write!(f, ", {} queue-sample rows", self.queue_sample_rows)?;
         }
@@ -316,6 +332,14 @@ mod tests {
         };
         assert_eq!(
             f.memory_bytes(),
+            BASE_BYTES + BYTES_PER_NODE + BYTES_PER_PORT + BYTES_PER_FLOW + BYTES_PER_LIVE_FLOW
+        );
+        let streamed = Footprint {
+            live_flows: Some(0),
+            ..f
+        };
+        assert_eq!(
+            streamed.memory_bytes(),
             BASE_BYTES + BYTES_PER_NODE + BYTES_PER_PORT + BYTES_PER_FLOW
         );
         let huge = Footprint {

@@ -213,6 +213,9 @@ impl TrafficContext<'_> {
                 ports: self.ports,
                 routing_entries: self.routing_entries,
                 flows,
+                // What the flows keep for the whole run, a lower bound: their in-flight
+                // state is checked once their starts are known (`build.rs`).
+                live_flows: Some(0),
                 ..Default::default()
             },
             path,

@@ -238,3 +238,31 @@ fn bad_mixes_name_the_field() {
         );
     }
 }
+
+/// The memory estimate counts the flows in flight at once: all of them when they start
+/// together, a few hundred for the m3 mix's spread-out arrivals (each alive for its bytes at
+/// 10 Gb/s plus 10 us: at 0.94 flows/us of 91 KB on average, Little's law gives about 80).
+#[test]
+fn the_memory_estimate_counts_the_flows_in_flight() {
+    let s = scenario_file("scenarios/workloads/m3-mix.toml", &[]);
+    let live = s.meta.footprint.live_flows.expect("known after the build");
+    assert!(
+        (20..2_000).contains(&live),
+        "m3 mix: {live} flows in flight"
+    );
+    let together = crate::common::scenario(
+        "[topology]\nkind = \"fat_tree\"\nk = 4\n\n[[traffic]]\nkind = \"random_pairs\"\ncount = 500\npackets = 1\n",
+        &[],
+    );
+    assert_eq!(together.meta.footprint.live_flows, Some(500));
+    let f = together.meta.footprint;
+    assert_eq!(
+        f.memory_bytes(),
+        netstep_scenario::limits::BASE_BYTES
+            + f.nodes * netstep_scenario::limits::BYTES_PER_NODE
+            + f.ports * netstep_scenario::limits::BYTES_PER_PORT
+            + 500
+                * (netstep_scenario::limits::BYTES_PER_FLOW
+                    + netstep_scenario::limits::BYTES_PER_LIVE_FLOW)
+    );
+}
