@@ -67,70 +67,8 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
             ),
         ));
     }
-    // The topology's racks: switches with hosts, in node order.
     let under = hosts_under(topology);
-    let racks: Vec<u32> = (0..topology.nodes.len() as u32)
-        .filter(|&s| topology.nodes[s as usize].kind == NodeKind::Switch)
-        .filter(|&s| !under[s as usize].is_empty())
-        .collect();
-    // Each pod's block of racks: on a cluster, pod k's racks (a file's pod may list fewer
-    // racks than the cluster's pods hold: its racks take the first of them, the others stay
-    // idle, as Parsimon places them); elsewhere one block, the file's racks in order.
-    let blocks: Vec<&[u32]> = match &topology.routing {
-        RoutingKind::Cluster(shape) => {
-            if shape.pods as usize != file.nr_pods {
-                return Err(err(
-                    "nr_pods",
-                    format!(
-                        "the file has {} pods, the cluster {}",
-                        file.nr_pods, shape.pods
-                    ),
-                ));
-            }
-            racks.chunks(shape.racks_per_pod as usize).collect()
-        }
-        _ => {
-            if racks.len() != n {
-                return Err(err(
-                    "nr_racks",
-                    format!(
-                        "the file has {n} racks, the topology {} (switches with hosts attached)",
-                        racks.len()
-                    ),
-                ));
-            }
-            vec![&racks[..]]
-        }
-    };
-    // Rack name -> the topology's rack switch.
-    let mut switch_of: HashMap<&str, u32> = HashMap::with_capacity(n);
-    let mut next = 0;
-    for (pod, (name, list)) in file.pod2tors.iter().enumerate() {
-        let (block, first) = if blocks.len() == 1 {
-            (blocks[0], next)
-        } else {
-            (blocks[pod], 0)
-        };
-        if first + list.len() > block.len() {
-            return Err(err(
-                &format!("pod2tors.{name:?}"),
-                format!(
-                    "lists {} racks; the topology's pod has {}",
-                    list.len(),
-                    block.len() - first
-                ),
-            ));
-        }
-        for (i, rack) in list.iter().enumerate() {
-            if switch_of.insert(rack, block[first + i]).is_some() {
-                return Err(err(
-                    &format!("pod2tors.{name:?}[{i}]"),
-                    format!("rack {rack:?} is listed twice"),
-                ));
-            }
-        }
-        next += list.len();
-    }
+    let switch_of = rack_switches(&file, topology, &under, &err)?;
     let mut rows = Vec::new();
     for (i, from) in file.matrix.idx2name.iter().enumerate() {
         let &a = switch_of.get(from.as_str()).ok_or_else(|| {
@@ -199,4 +137,79 @@ pub(crate) fn read(path: &Path, shown: &str, topology: &TopologySpec) -> Result<
         ));
     }
     Matrix::from_rows(rows).ok_or_else(|| err("matrix.inner", "no entry is positive".into()))
+}
+
+/// Each rack name of `file` -> the topology's switch of that rack (`under`: the hosts under
+/// each switch).
+fn rack_switches<'f>(
+    file: &'f SpatialFile,
+    topology: &TopologySpec,
+    under: &[Vec<u32>],
+    err: &impl Fn(&str, String) -> String,
+) -> Result<HashMap<&'f str, u32>, String> {
+    let n = file.matrix.idx2name.len();
+    // The topology's racks: switches with hosts, in node order.
+    let racks: Vec<u32> = (0..topology.nodes.len() as u32)
+        .filter(|&s| topology.nodes[s as usize].kind == NodeKind::Switch)
+        .filter(|&s| !under[s as usize].is_empty())
+        .collect();
+    // Each pod's block of racks: on a cluster, pod k's racks (a file's pod may list fewer
+    // racks than the cluster's pods hold: its racks take the first of them, the others stay
+    // idle, as Parsimon places them); elsewhere one block, the file's racks in order.
+    let blocks: Vec<&[u32]> = match &topology.routing {
+        RoutingKind::Cluster(shape) => {
+            if shape.pods as usize != file.nr_pods {
+                return Err(err(
+                    "nr_pods",
+                    format!(
+                        "the file has {} pods, the cluster {}",
+                        file.nr_pods, shape.pods
+                    ),
+                ));
+            }
+            racks.chunks(shape.racks_per_pod as usize).collect()
+        }
+        _ => {
+            if racks.len() != n {
+                return Err(err(
+                    "nr_racks",
+                    format!(
+                        "the file has {n} racks, the topology {} (switches with hosts attached)",
+                        racks.len()
+                    ),
+                ));
+            }
+            vec![&racks[..]]
+        }
+    };
+    // Rack name -> the topology's rack switch.
+    let mut switch_of: HashMap<&str, u32> = HashMap::with_capacity(n);
+    let mut next = 0;
+    for (pod, (name, list)) in file.pod2tors.iter().enumerate() {
+        let (block, first) = if blocks.len() == 1 {
+            (blocks[0], next)
+        } else {
+            (blocks[pod], 0)
+        };
+        if first + list.len() > block.len() {
+            return Err(err(
+                &format!("pod2tors.{name:?}"),
+                format!(
+                    "lists {} racks; the topology's pod has {}",
+                    list.len(),
+                    block.len() - first
+                ),
+            ));
+        }
+        for (i, rack) in list.iter().enumerate() {
+            if switch_of.insert(rack, block[first + i]).is_some() {
+                return Err(err(
+                    &format!("pod2tors.{name:?}[{i}]"),
+                    format!("rack {rack:?} is listed twice"),
+                ));
+            }
+        }
+        next += list.len();
+    }
+    Ok(switch_of)
 }
