@@ -761,6 +761,43 @@ fn compare_matches_two_sweeps_point_by_point_over_their_shared_axes() {
     assert!(table.contains("load=0.6/seed=2"), "{table}");
 }
 
+/// `scenarios/sweeps/m3-mix-load.toml`: the native m3 mix swept over its target load: six
+/// points, every one done, every flow completed.
+#[test]
+fn the_mix_sweep_does_what_its_header_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = repo().join("scenarios/sweeps/m3-mix-load.toml");
+    let out = dir.path().join("out");
+    let done = netstep(&["sweep", text(&file), "--out", text(&out), "--quiet"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let m = manifest(&out);
+    assert_eq!(m.len(), 6);
+    assert!(m.values().all(|s| s == "done"));
+    for load in ["0.3", "0.5", "0.7"] {
+        for seed in [1, 2] {
+            let run = out.join(format!("max_load={load}/seed={seed}"));
+            let slowdowns = netstep::compare::samples(
+                &[run],
+                netstep::compare::Metric::Slowdown,
+                netstep::compare::GroupBy::None,
+            )
+            .unwrap()
+            .remove("all")
+            .unwrap();
+            // 5,000 arrivals, a few in 100,000 of them zero-byte draws (no flow).
+            assert!(
+                (4_990..=5_000).contains(&slowdowns.len()),
+                "max_load {load}, seed {seed}: {} flows completed",
+                slowdowns.len()
+            );
+        }
+    }
+}
+
 #[test]
 fn the_shipped_sweep_does_what_its_header_says() {
     let dir = tempfile::tempdir().unwrap();
