@@ -145,24 +145,28 @@ def test_the_comparison_runs_a_mix_natively_and_imported(tmp_path: Path) -> None
     assert "| 7 (Matrix T, WebServer, 1-to-1, PFC) |" in (out / "results.md").read_text()
 
 
-def test_an_m3_shard_round_trips(tmp_path: Path) -> None:
-    binary = netstep_binary()
-    run = tmp_path / "run"
+def run_example(out: Path, flows: int, *args: str) -> Path:
+    """Runs the m3-mix example with `flows` arrivals into `out` (extra `args` to `netstep run`)."""
     subprocess.run(
         [
-            str(binary),
+            str(netstep_binary()),
             "run",
             str(REPO / "scenarios/workloads/m3-mix.toml"),
             "--out",
-            str(run),
+            str(out),
             "--quiet",
-            "--format",
-            "hpcc-m3",
             "--set",
-            "traffic.0.flows=300",
+            f"traffic.0.flows={flows}",
+            *args,
         ],
         check=True,
     )
+    return out
+
+
+def test_an_m3_shard_round_trips(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run_example(run, 300, "--format", "hpcc-m3")
     shard = tmp_path / "shard"
     m3.export(run, shard, "_topo-x_s0")
     flows = pl.read_parquet(run / "flows.parquet")
@@ -185,39 +189,12 @@ def test_an_m3_shard_round_trips(tmp_path: Path) -> None:
 
 
 def test_an_m3_export_needs_the_standalone_fct_and_matching_ids(tmp_path: Path) -> None:
-    binary = netstep_binary()
     run = tmp_path / "run"
-    subprocess.run(
-        [
-            str(binary),
-            "run",
-            str(REPO / "scenarios/workloads/m3-mix.toml"),
-            "--out",
-            str(run),
-            "--quiet",
-            "--set",
-            "traffic.0.flows=50",
-        ],
-        check=True,
-    )
+    run_example(run, 50)
     with pytest.raises(ValueError, match="--format hpcc-m3"):
         m3.export(run, tmp_path / "shard")
     run2 = tmp_path / "run2"
-    subprocess.run(
-        [
-            str(binary),
-            "run",
-            str(REPO / "scenarios/workloads/m3-mix.toml"),
-            "--out",
-            str(run2),
-            "--quiet",
-            "--format",
-            "hpcc-m3",
-            "--set",
-            "traffic.0.flows=50",
-        ],
-        check=True,
-    )
+    run_example(run2, 50, "--format", "hpcc-m3")
     lines = (run2 / "fct.txt").read_text().splitlines()
     f = lines[0].split()
     f[1] = "0b00ff01"  # node 255

@@ -588,36 +588,7 @@ mod tests {
     fn leaf_spine_arithmetic_equals_shortest_path_ecmp() {
         for (leaves, spines, per_leaf) in [(4, 3, 2), (5, 1, 3), (2, 7, 1), (6, 4, 5)] {
             let arithmetic = leaf_spine(leaves, spines, per_leaf, class(), class());
-            let tables = TopologySpec {
-                routing: RoutingKind::ShortestPath,
-                ..arithmetic.clone()
-            };
-            let (a, t) = (
-                Network::compile(&arithmetic).unwrap(),
-                Network::compile(&tables).unwrap(),
-            );
-            assert!(matches!(t.routing, Routing::ShortestPath(_)));
-            let (mut hops_a, mut hops_t) = (Vec::new(), Vec::new());
-            for node in 0..a.n_nodes() as u32 {
-                for dst in 0..leaves * per_leaf {
-                    if node == dst {
-                        continue;
-                    }
-                    for flow in 0..40 {
-                        let hash = ecmp_hash(flow, flow % 2 == 1, node);
-                        assert_eq!(
-                            a.route(node, dst, hash),
-                            t.route(node, dst, hash),
-                            "{leaves}x{spines}x{per_leaf}: node {node} to {dst}, hash {hash}"
-                        );
-                    }
-                    hops_a.clear();
-                    hops_t.clear();
-                    a.next_hops(node, dst, &mut hops_a);
-                    t.next_hops(node, dst, &mut hops_t);
-                    assert_eq!(hops_a, hops_t, "next hops at {node} towards {dst}");
-                }
-            }
+            crate::topology::same_routes::assert_arithmetic_equals_shortest_path(&arithmetic, 40);
         }
     }
 

@@ -33,7 +33,7 @@ pub struct FlowStats {
     pub failed: u64,
     /// The latest completion, ns.
     pub last_end_ns: Option<u64>,
-    /// Every completed flow's slowdown, in flow-id order.
+    /// Every completed flow's slowdown, ascending.
     pub slowdowns: Vec<f64>,
 }
 
@@ -170,6 +170,7 @@ impl<'a> FlowRows<'a> {
                     .push((end - start).0 as f64 / ideal.0.max(1) as f64);
             }
         }
+        stats.slowdowns.sort_by(f64::total_cmp);
         stats
     }
 }

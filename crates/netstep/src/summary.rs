@@ -104,8 +104,7 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
 }
 
 fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f64) -> String {
-    let mut slowdowns = tables.flows.slowdowns.clone();
-    slowdowns.sort_by(f64::total_cmp);
+    let slowdowns = &tables.flows.slowdowns;
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let hops_per_sec = output.stats.packet_hops as f64 / wall.max(1e-9);
     format!(
@@ -127,8 +126,8 @@ fn render_main(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f
             0 => String::new(),
             n => format!(" ({n} failed: retry limit)"),
         },
-        p50 = fmt(percentile(&slowdowns, 0.5)),
-        p99 = fmt(percentile(&slowdowns, 0.99)),
+        p50 = fmt(percentile(slowdowns, 0.5)),
+        p99 = fmt(percentile(slowdowns, 0.99)),
         drops = output.stats.drops,
         simulated = output.stats.last_event,
         last_done = tables

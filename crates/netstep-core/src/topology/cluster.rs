@@ -191,7 +191,6 @@ pub fn cluster(shape: Cluster, links: ClusterLinks) -> TopologySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::{Network, ecmp_hash};
     use crate::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
     fn class(gbps: u64) -> LinkClass {
@@ -229,38 +228,7 @@ mod tests {
                 spines_per_plane: spines,
             };
             let arithmetic = cluster(shape, links());
-            let tables = TopologySpec {
-                routing: RoutingKind::ShortestPath,
-                ..arithmetic.clone()
-            };
-            let (a, t) = (
-                Network::compile(&arithmetic).unwrap(),
-                Network::compile(&tables).unwrap(),
-            );
-            let (mut hops_a, mut hops_t) = (Vec::new(), Vec::new());
-            for node in 0..a.n_nodes() as u32 {
-                for dst in 0..shape.hosts() {
-                    if node == dst {
-                        continue;
-                    }
-                    for flow in 0..24 {
-                        let hash = ecmp_hash(flow, flow % 2 == 1, node);
-                        assert_eq!(
-                            a.route(node, dst, hash),
-                            t.route(node, dst, hash),
-                            "{shape:?}: node {node} to {dst}, hash {hash}"
-                        );
-                    }
-                    hops_a.clear();
-                    hops_t.clear();
-                    a.next_hops(node, dst, &mut hops_a);
-                    t.next_hops(node, dst, &mut hops_t);
-                    assert_eq!(
-                        hops_a, hops_t,
-                        "{shape:?}: next hops at {node} towards {dst}"
-                    );
-                }
-            }
+            crate::topology::same_routes::assert_arithmetic_equals_shortest_path(&arithmetic, 24);
         }
     }
 

@@ -7,6 +7,8 @@ mod dumbbell;
 mod fat_tree;
 mod leaf_spine;
 mod rail;
+#[cfg(test)]
+pub(crate) mod same_routes;
 mod torus;
 
 pub use cluster::{Cluster, ClusterLinks, ClusterRouter, cluster};

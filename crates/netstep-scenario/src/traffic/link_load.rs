@@ -181,39 +181,13 @@ mod tests {
     use netstep_core::topology::{Cluster, ClusterLinks, LinkClass, cluster};
     use netstep_core::units::{BitsPerSec, BufferSize, Bytes, SimTime};
 
-    fn net(spines: u32) -> Network {
-        let class = |g: u64| {
-            LinkClass::new(
-                BitsPerSec(g * 1_000_000_000),
-                SimTime::from_us(1),
-                BufferSize::Bytes(Bytes(100_000)),
-            )
-        };
-        let shape = Cluster {
-            pods: 2,
-            racks_per_pod: 2,
-            hosts_per_rack: 2,
-            fabs_per_pod: 2,
-            spines_per_plane: spines,
-        };
-        Network::compile(&cluster(
-            shape,
-            ClusterLinks {
-                host: class(10),
-                tor_fab: class(40),
-                fab_spine: class(40),
-            },
-        ))
-        .unwrap()
-    }
-
     /// One row from rack 0 (hosts 0, 1) to rack 2 (hosts 4, 5, the other pod): each host
     /// link carries half the flows; under `ecmp` each of the 2 x 4 fab-spine uplinks of pod
     /// 0 an eighth, under `parsimon` (one hash, 2 planes, 4 spines) plane p only uses the
     /// spines k = p mod 2: a quarter on four of them, none on the others.
     #[test]
     fn shares_under_both_models() {
-        let net = net(4);
+        let net = cluster_net(2, 2, 2, 2, 4);
         let matrix = Matrix::from_rows([(vec![0, 1], vec![4, 5], 1.0)]).unwrap();
         let ecmp = port_shares(&net, &matrix, LoadModel::Ecmp).unwrap();
         let parsimon = port_shares(&net, &matrix, LoadModel::Parsimon).unwrap();
@@ -248,7 +222,7 @@ mod tests {
     /// Inside one rack the pairs are the ordered pairs of distinct hosts.
     #[test]
     fn a_rack_to_itself_spreads_over_distinct_pairs() {
-        let net = net(2);
+        let net = cluster_net(2, 2, 2, 2, 2);
         let matrix = Matrix::from_rows([(vec![0, 1], vec![0, 1], 1.0)]).unwrap();
         let shares = port_shares(&net, &matrix, LoadModel::Ecmp).unwrap();
         assert_eq!(shares[net.port_id(0, 0) as usize], 0.5);
@@ -258,7 +232,14 @@ mod tests {
         assert_eq!(busiest.rate_bps, 10e9);
     }
 
-    fn cluster_net(pods: u32, racks: u32, hosts: u32, fabs: u32, spines: u32) -> Network {
+    /// A cluster of 10 Gb/s host links and 40 Gb/s fabric links.
+    fn cluster_spec(
+        pods: u32,
+        racks: u32,
+        hosts: u32,
+        fabs: u32,
+        spines: u32,
+    ) -> netstep_core::topology::TopologySpec {
         let class = |g: u64| {
             LinkClass::new(
                 BitsPerSec(g * 1_000_000_000),
@@ -278,7 +259,12 @@ mod tests {
             tor_fab: class(40),
             fab_spine: class(40),
         };
-        Network::compile(&cluster(shape, links)).unwrap()
+        cluster(shape, links)
+    }
+
+    /// [`cluster_spec`], compiled.
+    fn cluster_net(pods: u32, racks: u32, hosts: u32, fabs: u32, spines: u32) -> Network {
+        Network::compile(&cluster_spec(pods, racks, hosts, fabs, spines)).unwrap()
     }
 
     /// The exact shares equal a Monte Carlo walk of each route model (flows drawn from the
@@ -337,7 +323,6 @@ mod tests {
     /// independent Python model of Parsimon's routes (m3's fig-8 mixes 20 and 15).
     #[test]
     fn matrix_a_busiest_links_under_both_models() {
-        use netstep_core::topology::TopologySpec;
         let file =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/m3_matrix_a.csv");
         for (spines, model, share, rate) in [
@@ -345,28 +330,7 @@ mod tests {
             (4, LoadModel::Ecmp, 0.009_052_993_309_700_143, 10e9),
             (8, LoadModel::Parsimon, 0.009_052_993_309_700_143, 10e9),
         ] {
-            let shape = Cluster {
-                pods: 2,
-                racks_per_pod: 16,
-                hosts_per_rack: 8,
-                fabs_per_pod: 2,
-                spines_per_plane: spines,
-            };
-            let class = |g: u64| {
-                LinkClass::new(
-                    BitsPerSec(g * 1_000_000_000),
-                    SimTime::from_us(1),
-                    BufferSize::Bytes(Bytes(1)),
-                )
-            };
-            let spec: TopologySpec = cluster(
-                shape,
-                ClusterLinks {
-                    host: class(10),
-                    tor_fab: class(40),
-                    fab_spine: class(40),
-                },
-            );
+            let spec = cluster_spec(2, 16, 8, 2, spines);
             let names = super::super::common::node_names(&spec);
             let table = crate::table_file::TableFile::open(&file, "m3_matrix_a.csv").unwrap();
             let matrix = Matrix::read(&table, &names, &spec).unwrap();

@@ -761,12 +761,11 @@ fn compare_matches_two_sweeps_point_by_point_over_their_shared_axes() {
     assert!(table.contains("load=0.6/seed=2"), "{table}");
 }
 
-/// `scenarios/sweeps/m3-mix-load.toml`: the native m3 mix swept over its target load: six
-/// points, every one done, every flow completed.
-#[test]
-fn the_mix_sweep_does_what_its_header_says() {
+/// Runs the shipped sweep `scenarios/sweeps/<name>` into a temporary folder and checks that
+/// its `points` points are all done; returns the folder (kept alive) and the sweep's output.
+fn run_shipped_sweep(name: &str, points: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let file = repo().join("scenarios/sweeps/m3-mix-load.toml");
+    let file = repo().join("scenarios/sweeps").join(name);
     let out = dir.path().join("out");
     let done = netstep(&["sweep", text(&file), "--out", text(&out), "--quiet"]);
     assert!(
@@ -775,8 +774,16 @@ fn the_mix_sweep_does_what_its_header_says() {
         String::from_utf8_lossy(&done.stderr)
     );
     let m = manifest(&out);
-    assert_eq!(m.len(), 6);
+    assert_eq!(m.len(), points);
     assert!(m.values().all(|s| s == "done"));
+    (dir, out)
+}
+
+/// `scenarios/sweeps/m3-mix-load.toml`: the native m3 mix swept over its target load: six
+/// points, every one done, every flow completed.
+#[test]
+fn the_mix_sweep_does_what_its_header_says() {
+    let (_dir, out) = run_shipped_sweep("m3-mix-load.toml", 6);
     for load in ["0.3", "0.5", "0.7"] {
         for seed in [1, 2] {
             let run = out.join(format!("max_load={load}/seed={seed}"));
@@ -800,18 +807,7 @@ fn the_mix_sweep_does_what_its_header_says() {
 
 #[test]
 fn the_shipped_sweep_does_what_its_header_says() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = repo().join("scenarios/sweeps/quickstart-load.toml");
-    let out = dir.path().join("out");
-    let done = netstep(&["sweep", text(&file), "--out", text(&out), "--quiet"]);
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
-    let m = manifest(&out);
-    assert_eq!(m.len(), 6);
-    assert!(m.values().all(|s| s == "done"));
+    let (_dir, out) = run_shipped_sweep("quickstart-load.toml", 6);
     let mut medians = Vec::new();
     for (load, flows) in [("0.3", 38), ("0.5", 62), ("0.7", 94)] {
         let runs: Vec<PathBuf> = [1, 2]
