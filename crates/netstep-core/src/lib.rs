@@ -12,6 +12,7 @@ pub mod balance;
 pub mod engine;
 pub mod failure;
 pub mod flow;
+pub mod job;
 pub mod network;
 pub mod nic;
 pub mod packet;
