@@ -219,6 +219,11 @@ pub fn compile_network(
     ));
 }
 
+/// A training job whose walkers start its flows ([`crate::job`]): inserted by whoever
+/// spawns the job's flows, moved into the [`Model`] with them.
+#[derive(Resource, Clone, Debug)]
+pub struct Job(pub std::sync::Arc<crate::job::JobSpec>);
+
 /// Injection system: moves the flow entities' specifications, in id order, into the flow
 /// table (the entities are despawned: after setup the flows live in the [`Model`] only) and
 /// assembles the [`Model`] with the [`Seed`]. An exclusive system, since it despawns.
@@ -227,6 +232,7 @@ pub fn inject_flows(world: &mut World) {
         return;
     };
     let seed = world.resource::<Seed>().0;
+    let job = world.remove_resource::<Job>().map(|j| j.0);
     let model = network.map(|net| {
         let table = FlowTable::new(take_flows(world), net.n_nodes());
         Model {
@@ -241,6 +247,7 @@ pub fn inject_flows(world: &mut World) {
             failures: None,
             pfc: None,
             ack_priority: false,
+            job,
         }
     });
     world.resource_mut::<Setup>().model = Some(model);

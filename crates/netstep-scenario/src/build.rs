@@ -114,7 +114,11 @@ pub(crate) fn build(
         jobs: std::mem::take(&mut generated.jobs),
         steps: std::mem::take(&mut generated.tags),
     };
-    let (mut world, model) = spawn(&parsed, topology, generated, &failures, trace, run.seed)?;
+    let aicb = generated.aicb.take();
+    let job = aicb.as_ref().map(|a| std::sync::Arc::new(a.job.clone()));
+    let (mut world, model) = spawn(
+        &parsed, topology, generated, job, &failures, trace, run.seed,
+    )?;
     checks::check_model(&model, &mut world)?;
     // The setup World's work is done: the model holds the flows, the node names are kept for
     // outputs and messages; dropping it frees its flow storage before the run.
@@ -143,6 +147,7 @@ pub(crate) fn build(
         model,
         node_names,
         collectives,
+        aicb,
     })))
 }
 
@@ -330,6 +335,7 @@ fn spawn(
     parsed: &ScenarioFile,
     topology: TopologySpec,
     generated: traffic::Generated,
+    job: Option<std::sync::Arc<netstep_core::job::JobSpec>>,
     failures: &[ResolvedFailure],
     trace: TraceConfig,
     seed: u64,
@@ -345,6 +351,9 @@ fn spawn(
     world::spawn_topology(&mut world, topology);
     world::spawn_flows(&mut world, generated.flows, seed);
     world::spawn_failures(&mut world, failures);
+    if let Some(job) = job {
+        world.insert_resource(world::Job(job));
+    }
     world.insert_resource(nic);
     world.insert_resource(switches);
     world.insert_resource(world::TraceSettings(trace));

@@ -95,6 +95,9 @@ pub struct Scenario {
     pub node_names: Vec<String>,
     /// The collective jobs and their flows' steps.
     pub collectives: Collectives,
+    /// The AICB training job, if the scenario runs one (its ops, groups and workload, for the
+    /// reports; the engine's part is in the model).
+    pub aicb: Option<traffic::aicb::AicbJob>,
 }
 
 /// Loads a scenario file, applying `--set KEY=VALUE` overrides; a scenario larger than

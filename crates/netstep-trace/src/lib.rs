@@ -19,8 +19,8 @@ mod tables;
 mod traces;
 
 pub use tables::{
-    CollectiveRow, FlowRow, LinkRow, RunRow, collectives_batch, flows_batch, flows_schema,
-    links_batch, links_schema, run_batch,
+    CollectiveRow, FlowRow, JOB_COLUMNS, LinkRow, RunRow, collectives_batch, flows_batch,
+    flows_schema, links_batch, links_schema, run_batch,
 };
 pub use traces::{
     BATCH_ROWS, TraceTables, TraceWriter, cc_samples_batch, cc_samples_schema, packet_hops_batch,

@@ -342,11 +342,27 @@ pub struct RunRow {
     pub nic_per_flow: String,
     /// Host NIC scheduler (`round_robin`, `fifo`, `pull`).
     pub nic_scheduler: &'static str,
+    /// An AICB training job's totals, in the order of [`JOB_COLUMNS`] (ns); `None` without a
+    /// job (the columns are null) and each `None` where the job did not finish.
+    pub job: Option<[Option<u64>; 7]>,
 }
+
+/// `run.parquet`'s training-job columns: the iteration time (the last rank's finish), then
+/// rank 0's compute, exposed communication (its finish minus its compute, as SimAI) and that
+/// exposed time by the dimension of the collectives it waited on.
+pub const JOB_COLUMNS: [&str; 7] = [
+    "job_iteration_ns",
+    "job_compute_ns",
+    "job_exposed_ns",
+    "job_exposed_tp_ns",
+    "job_exposed_ep_ns",
+    "job_exposed_dp_ns",
+    "job_exposed_dp_ep_ns",
+];
 
 /// Builds the `run` batch.
 pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
-    let schema = Arc::new(Schema::new(vec![
+    let mut fields = vec![
         Field::new("scenario", DataType::Utf8, false),
         Field::new("scenario_hash", DataType::Utf8, false),
         Field::new("seed", DataType::UInt64, false),
@@ -372,7 +388,13 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
         Field::new("nic_buffer", DataType::Utf8, false),
         Field::new("nic_per_flow", DataType::Utf8, false),
         Field::new("nic_scheduler", dict(), false),
-    ]));
+    ];
+    fields.extend(
+        JOB_COLUMNS
+            .iter()
+            .map(|name| Field::new(*name, DataType::UInt64, true)),
+    );
+    let schema = Arc::new(Schema::new(fields));
     let one = |v: u64| -> ArrayRef {
         let mut b = UInt64Builder::with_capacity(1);
         b.append_value(v);
@@ -388,34 +410,36 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
     nic_scheduler.append_value(row.nic_scheduler);
     let mut threads = UInt32Builder::with_capacity(1);
     threads.append_value(row.threads);
-    RecordBatch::try_new(
-        schema,
-        vec![
-            Arc::new(StringArray::from(vec![row.scenario.clone()])),
-            Arc::new(StringArray::from(vec![row.scenario_hash.clone()])),
-            one(row.seed),
-            Arc::new(threads.finish()),
-            Arc::new(mode.finish()),
-            one(row.window_ps),
-            one(row.lookahead_ps),
-            Arc::new(duration.finish()),
-            one(row.sim_end_ns),
-            Arc::new(wall.finish()),
-            one(row.packet_hops),
-            one(row.events),
-            one(row.windows),
-            one(row.drops),
-            one(row.flows),
-            one(row.flows_completed),
-            Arc::new(StringArray::from(vec![row.version.clone()])),
-            one(row.base_rtt_ns),
-            one(row.host_rate_bps),
-            one(row.mtu_bytes),
-            Arc::new(StringArray::from(vec![row.trace_tables.clone()])),
-            Arc::new(UInt64Array::from(vec![row.sample_interval_ns])),
-            Arc::new(StringArray::from(vec![row.nic_buffer.clone()])),
-            Arc::new(StringArray::from(vec![row.nic_per_flow.clone()])),
-            Arc::new(nic_scheduler.finish()),
-        ],
-    )
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![row.scenario.clone()])),
+        Arc::new(StringArray::from(vec![row.scenario_hash.clone()])),
+        one(row.seed),
+        Arc::new(threads.finish()),
+        Arc::new(mode.finish()),
+        one(row.window_ps),
+        one(row.lookahead_ps),
+        Arc::new(duration.finish()),
+        one(row.sim_end_ns),
+        Arc::new(wall.finish()),
+        one(row.packet_hops),
+        one(row.events),
+        one(row.windows),
+        one(row.drops),
+        one(row.flows),
+        one(row.flows_completed),
+        Arc::new(StringArray::from(vec![row.version.clone()])),
+        one(row.base_rtt_ns),
+        one(row.host_rate_bps),
+        one(row.mtu_bytes),
+        Arc::new(StringArray::from(vec![row.trace_tables.clone()])),
+        Arc::new(UInt64Array::from(vec![row.sample_interval_ns])),
+        Arc::new(StringArray::from(vec![row.nic_buffer.clone()])),
+        Arc::new(StringArray::from(vec![row.nic_per_flow.clone()])),
+        Arc::new(nic_scheduler.finish()),
+    ];
+    for i in 0..JOB_COLUMNS.len() {
+        let value = row.job.and_then(|j| j[i]);
+        columns.push(Arc::new(UInt64Array::from(vec![value])));
+    }
+    RecordBatch::try_new(schema, columns)
 }

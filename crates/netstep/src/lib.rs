@@ -9,6 +9,7 @@ pub mod interrupt;
 pub mod output;
 pub mod summary;
 pub mod sweep;
+pub mod training;
 pub mod watchdog;
 
 use std::path::{Path, PathBuf};
@@ -313,11 +314,22 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
     // With a simulator format, the simulator's ideal beside netstep's, so both slowdowns can
     // be reported.
     let rows = flow_rows::FlowRows::new(&scenario, &output, request.format);
-    let tables = output::Tables::build(&scenario, &output, &rows, wall);
-    let summary_text = summary::render(&scenario, &tables, &output, wall);
+    let mut tables = output::Tables::build(&scenario, &output, &rows, wall);
+    let training = training::report(&scenario, &output);
+    tables.run.job = training.as_ref().map(|t| t.breakdown.columns());
+    let mut summary_text = summary::render(&scenario, &tables, &output, wall);
     output::write(&staging, &scenario, &tables, &rows, &output)
         .context("writing the run folder")
         .map_err(CliError::Internal)?;
+    if let Some(training) = &training {
+        summary_text.push_str(&training::summary(training));
+        for note in scenario.aicb.iter().flat_map(|a| &a.schedule.notes) {
+            summary_text.push_str(&format!("\nnote           {note}"));
+        }
+        training::write(&staging.dir, training, &output::metadata(&scenario.meta))
+            .context("writing layers.parquet and EndToEnd.csv")
+            .map_err(CliError::Internal)?;
+    }
     if let Some(format) = request.format {
         let ids = hpcc::export::simulator_ids(&scenario);
         hpcc::export::write_fct_txt(&staging.dir.join("fct.txt"), &ids, &rows, format)

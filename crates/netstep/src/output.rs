@@ -24,7 +24,7 @@ pub const TABLES: [&str; 3] = ["flows.parquet", "links.parquet", "run.parquet"];
 
 /// Every file a run folder may hold: the tables netstep writes. A folder holding anything else
 /// is not a netstep run and is never replaced or deleted.
-pub const RUN_FILES: [&str; 8] = [
+pub const RUN_FILES: [&str; 10] = [
     "flows.parquet",
     "collectives.parquet",
     "links.parquet",
@@ -33,6 +33,8 @@ pub const RUN_FILES: [&str; 8] = [
     "queue_samples.parquet",
     "cc_samples.parquet",
     "pfc_events.parquet",
+    "layers.parquet",
+    "EndToEnd.csv",
 ];
 
 /// A run folder being written.
@@ -323,6 +325,7 @@ impl Tables {
             nic_buffer: model.nic.buffer.to_string(),
             nic_per_flow: model.nic.per_flow.to_string(),
             nic_scheduler: model.nic.scheduler.name(),
+            job: None,
         };
         let (collectives, jobs) = collective_rows(scenario, rows, output);
         Tables {

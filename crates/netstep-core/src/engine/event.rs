@@ -5,12 +5,13 @@
 //!
 //! 1. `phase`: a transmitter that frees at `t` takes its next packet before packets arriving
 //!    at `t` are admitted; timers run after arrivals; then notices of finished dependencies;
-//!    flow starts last.
+//!    then flow starts; a job walker's wake-up last.
 //! 2. `created`: among events of one phase, the one created earlier runs first (the FIFO rule
 //!    of ns-3, OMNeT++ and SimPy: a packet whose transmission started earlier arrives first).
 //! 3. `tie`: a stable key that does not depend on node numbering: for arrivals a bijective
 //!    hash of the packet id ([`arrival_tie`]), for an LP's own events its creation counter,
-//!    for flow starts the flow id, for a dependency's notice the pair of flow ids.
+//!    for flow starts the flow id, for a dependency's notice the pair of flow ids, for a
+//!    walker's wake-up its token.
 
 use std::cmp::Ordering;
 
@@ -32,6 +33,8 @@ pub enum Phase {
     Dependency = 3,
     /// A flow starts.
     FlowStart = 4,
+    /// A rank's job walker wakes up ([`crate::job`]).
+    Program = 5,
 }
 
 /// Bits of [`EventKey::order`] holding the creation time.
@@ -126,6 +129,11 @@ pub enum EventKind {
         /// The finished flow.
         dep: u32,
     },
+    /// The job walker of this host's rank wakes up ([`crate::job::Walker::wake`]).
+    Program {
+        /// The walker's token (distinct for each of its wake-ups).
+        token: u32,
+    },
 }
 
 impl EventKind {
@@ -138,6 +146,7 @@ impl EventKind {
             EventKind::Arrive(packet) => arrival_tie(packet),
             EventKind::FlowStart { flow } => *flow as u64,
             EventKind::DependencyDone { flow, dep } => ((*flow as u64) << 32) | *dep as u64,
+            EventKind::Program { token } => *token as u64,
         }
     }
 }

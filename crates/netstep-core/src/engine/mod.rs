@@ -22,7 +22,7 @@ pub mod trace;
 pub mod window;
 
 pub use model::Model;
-pub use output::{PortOutcome, RunOutput, RunStats};
+pub use output::{PortOutcome, RankOutcome, RunOutput, RunStats};
 pub(crate) use output::{collect_output, overflow_error};
 
 use crate::units::SimTime;

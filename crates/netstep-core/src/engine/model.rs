@@ -35,6 +35,8 @@ pub struct Model {
     pub pfc: Option<crate::pfc::PfcSpec>,
     /// Switches send ACKs, NACKs and CNPs ahead of their queues (`[switch] ack_priority`).
     pub ack_priority: bool,
+    /// A training job whose ranks' walkers start its flows ([`crate::job`]).
+    pub job: Option<std::sync::Arc<crate::job::JobSpec>>,
 }
 
 impl Model {
@@ -83,13 +85,32 @@ impl Model {
         self.net.lookahead(self.min_packet())
     }
 
-    /// The initial events: one `FlowStart` per flow that waits for no other flow, at its
-    /// source host.
+    /// The initial events: one `FlowStart` per flow that starts on its own (at its source
+    /// host), then the first wake-up of each job rank's walker (at its host).
     pub fn initial_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
         let flows = self.flows.flows.iter().enumerate();
         flows
-            .filter(|(_, f)| f.after.is_none())
+            .filter(|&(i, _)| self.starts_alone(i as u32))
             .map(|(i, f)| (f.src, self.start_event(i as u32)))
+            .chain(self.program_events())
+    }
+
+    /// True when flow `flow` starts at its `start` time, on its own: it waits for no other
+    /// flow and no job walker releases it.
+    #[inline]
+    pub fn starts_alone(&self, flow: u32) -> bool {
+        self.flows.flows[flow as usize].after.is_none()
+            && !self.job.as_ref().is_some_and(|j| j.owns(flow))
+    }
+
+    /// The first wake-up of each job rank's walker, at time zero at its host.
+    pub fn program_events(&self) -> impl Iterator<Item = (u32, Event)> + '_ {
+        let hosts = self.job.as_ref().map_or(&[][..], |j| &j.hosts[..]);
+        hosts.iter().map(|&host| {
+            let key = EventKey::new(SimTime::ZERO, Phase::Program, SimTime::ZERO);
+            let kind = EventKind::Program { token: 0 };
+            (host, Event { key, kind })
+        })
     }
 
     /// Flow `flow`'s `FlowStart` event (at its start time).

@@ -72,6 +72,23 @@ pub struct RunOutput {
     /// PFC: a cycle of nodes whose ports towards the next one were still paused with
     /// packets waiting when the run ended (a deadlock), if any.
     pub pfc_deadlock: Option<Vec<u32>>,
+    /// The job's ranks, by rank, when the model has a job.
+    pub job: Option<Vec<RankOutcome>>,
+}
+
+/// What one job rank did ([`crate::job`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankOutcome {
+    /// The rank.
+    pub rank: u32,
+    /// Its host node.
+    pub host: u32,
+    /// When each op happened (all `None` for a rank whose walker never ran).
+    pub ops: Vec<crate::job::OpTimes>,
+    /// When the rank's last op was over (its walk ended), if it was.
+    pub walked: Option<SimTime>,
+    /// When the rank finished, if it did.
+    pub finished: Option<SimTime>,
 }
 
 /// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
@@ -145,7 +162,8 @@ pub(crate) fn collect_output<'a>(
         };
         let source = find(spec.src);
         if let Some(host) = source.and_then(|s| s.host()) {
-            (outcome.start, outcome.deps_done) = host.started(flow as u32, spec, &model.flows);
+            (outcome.start, outcome.deps_done) =
+                host.started(flow as u32, spec, &model.flows, model.job.as_deref());
         }
         if let Some(Some(sender)) =
             source.and_then(|s| s.senders().get(model.flows.src_slot[flow] as usize))
@@ -169,6 +187,7 @@ pub(crate) fn collect_output<'a>(
     stats.misrouted = counters.misrouted;
     deliveries.sort_unstable();
     pfc_events.sort_unstable();
+    let job = model.job.as_deref().map(|job| job_outcome(job, &by_node));
     RunOutput {
         flows,
         ports: ports.into_values().collect(),
@@ -177,7 +196,32 @@ pub(crate) fn collect_output<'a>(
         pfc_events,
         pfc_headroom_exceeded,
         pfc_deadlock: crate::pfc::find_deadlock(&stuck),
+        job,
     }
+}
+
+/// Every rank's times from its host's walker, by rank.
+fn job_outcome(job: &crate::job::JobSpec, by_node: &[&NodeState]) -> Vec<RankOutcome> {
+    (0..job.ranks())
+        .map(|rank| {
+            let host = job.hosts[rank as usize];
+            let walker = by_node
+                .binary_search_by_key(&host, |s| s.node())
+                .ok()
+                .and_then(|i| by_node[i].host())
+                .and_then(|h| h.program.walker.as_deref());
+            RankOutcome {
+                rank,
+                host,
+                ops: walker.map_or_else(
+                    || vec![crate::job::OpTimes::default(); job.ops.len()],
+                    |w| w.times().to_vec(),
+                ),
+                walked: walker.and_then(|w| w.walked()),
+                finished: walker.and_then(|w| w.finished(job)),
+            }
+        })
+        .collect()
 }
 
 fn port_outcome(port: u32, state: &PortState) -> PortOutcome {

@@ -129,8 +129,12 @@ impl<'m> WindowEngine<'m> {
         };
         let flows = &model.flows.flows;
         engine.starts = (0..flows.len() as u32)
-            .filter(|&f| flows[f as usize].after.is_none())
+            .filter(|&f| model.starts_alone(f))
             .collect();
+        for (node, event) in model.program_events() {
+            let place = engine.placement.of(node);
+            engine.chunks[place.chunk as usize].accept(place.slot, event, model);
+        }
         engine
             .starts
             .sort_unstable_by_key(|&f| (flows[f as usize].start, f));

@@ -69,7 +69,10 @@ fn drive(job: &JobSpec, ends: &[(u32, u32)]) -> (Vec<Option<SimTime>>, Vec<Walke
                 r
             }
             Ev::Start(f) => {
-                assert!(starts[(f - first) as usize].is_none(), "flow {f} started twice");
+                assert!(
+                    starts[(f - first) as usize].is_none(),
+                    "flow {f} started twice"
+                );
                 starts[(f - first) as usize] = Some(now);
                 heap.push(Reverse((now + TRANSIT, Ev::Arrive(f))));
                 heap.push(Reverse((now + TRANSIT + ACK, Ev::Acked(f))));
@@ -136,10 +139,17 @@ fn waiting_collectives_of_a_queue_start_newest_first() {
     let t: Vec<OpTimes> = walkers[0].times().to_vec();
     let first_done = t[0].done.unwrap();
     assert_eq!(t[0].started, Some(SimTime(0)));
-    assert_eq!(t[2].started, Some(first_done), "the newest waiting op goes next");
+    assert_eq!(
+        t[2].started,
+        Some(first_done),
+        "the newest waiting op goes next"
+    );
     assert_eq!(t[1].started, t[2].done, "the oldest goes last");
     // The rank is finished when the last collective is done, plus its update time.
-    assert_eq!(walkers[0].finished(&job), Some(t[1].done.unwrap() + SimTime(5)));
+    assert_eq!(
+        walkers[0].finished(&job),
+        Some(t[1].done.unwrap() + SimTime(5))
+    );
 }
 
 #[test]

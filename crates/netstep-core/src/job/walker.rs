@@ -106,6 +106,11 @@ impl Walker {
         &self.times
     }
 
+    /// When its last op was over.
+    pub fn walked(&self) -> Option<SimTime> {
+        self.walked
+    }
+
     /// When the rank finished: its last op over and every collective it issued done plus its
     /// update time; `None` while any is not.
     pub fn finished(&self, job: &JobSpec) -> Option<SimTime> {

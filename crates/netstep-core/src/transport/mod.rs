@@ -276,8 +276,9 @@ impl Sender {
     /// Replaces a TCP or RDMA sender that finished (every byte acknowledged) or gave its flow
     /// up by its counters, freeing its state: from then on it would only ignore what comes
     /// (feedback and timers of a finished sender do nothing, and its queue pair reads as
-    /// finished). Open-loop senders are small and stay.
-    pub fn finish_if_done(&mut self) {
+    /// finished). Open-loop senders are small and stay. Returns true when it replaced the
+    /// sender now.
+    pub fn finish_if_done(&mut self) -> bool {
         let done = match self {
             Sender::Tcp(s) => s.is_done() || s.failure.is_some(),
             Sender::Rdma(s) => s.is_done() || s.failure.is_some(),
@@ -286,6 +287,7 @@ impl Sender {
         if done {
             *self = Sender::Finished(Box::new(self.counters()));
         }
+        done
     }
     /// What the sender did so far.
     pub fn counters(&self) -> SenderCounters {

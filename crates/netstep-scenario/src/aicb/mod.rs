@@ -3,10 +3,12 @@
 //! ([`groups`]). What each follows in SimAI and AICB, and where netstep decides differently,
 //! is in each file's docs; the pinned versions are SimAI `f5efb5a` and AICB `23eec3c`.
 //!
-//! This is the reader only: nothing here builds flows or runs in the engine yet.
+//! [`schedule`] turns a workload into the ops and flows of a job, which
+//! `netstep_core::job`'s walkers run; the `aicb` traffic kind puts it in a scenario.
 
 pub mod groups;
 pub mod header;
+pub mod schedule;
 pub mod workload;
 
 pub use groups::{Dimension, Group, GroupLayout, Ring};

@@ -272,7 +272,7 @@ impl FlowFile<'_> {
         // A row of zero bytes, as the HPCC simulator and its generators write them: a flow
         // that sends nothing and never completes.
         let empty = (bytes == Some(Bytes(0)) && packets.is_none())
-            .then(|| template.empty_flow())
+            .then(|| template.shared())
             .flatten();
         let (spec, bytes) = match empty {
             Some(spec) => (spec, Bytes(0)),

@@ -86,6 +86,8 @@ traffic_kinds! {
     /// The m3 / Parsimon workload: a rack matrix at a load on the busiest link
     /// (`rack_matrix.rs`).
     RackMatrix(rack_matrix::RackMatrixConfig),
+    /// An AI training job from an AICB / SimAI workload file (`aicb.rs`).
+    Aicb(aicb::AicbConfig),
 }
 
 impl TrafficConfig {
@@ -125,6 +127,8 @@ pub struct Generated {
     pub jobs: Vec<CollectiveJob>,
     /// The collective step of each collective flow (by flow id).
     pub tags: Vec<(u32, CollectiveStep)>,
+    /// The AICB job, if a block is one.
+    pub aicb: Option<aicb::AicbJob>,
 }
 
 /// What the blocks generate so far, and what they share: the flows and the lookups built once
@@ -144,6 +148,8 @@ pub(crate) struct Output<'a> {
     pub names: Option<HashMap<&'a str, u32>>,
     /// Every node's neighbours, built by the first explicit path.
     pub adjacency: Option<flows::Adjacency>,
+    /// The AICB job, once its block is generated.
+    pub aicb: Option<aicb::AicbJob>,
 }
 
 /// One block being generated: the scenario, the block's place and random stream, and the
@@ -237,6 +243,7 @@ pub fn generate<'a>(
         waits: waits::Waits::default(),
         names: None,
         adjacency: None,
+        aicb: None,
     };
     for (b, block) in blocks.iter().enumerate() {
         let mut state = Block {
@@ -267,6 +274,7 @@ pub fn generate<'a>(
         inputs: out.inputs,
         jobs: out.jobs,
         tags: out.tags,
+        aicb: out.aicb,
     })
 }
 

@@ -72,10 +72,10 @@ pub fn resolve_transport(
 }
 
 impl TransportTemplate {
-    /// The transport of a flow of zero bytes, which sends nothing and never completes (as the
-    /// HPCC simulator runs the zero-byte flows its users' generators write): the shared TCP or
-    /// RDMA transport; `None` for open loop, whose flows are counted in packets.
-    pub(crate) fn empty_flow(&self) -> Option<Arc<TransportSpec>> {
+    /// The one TCP or RDMA transport every flow of this template shares whatever its size
+    /// (a zero-byte flow's, which sends nothing and never completes as in the HPCC simulator;
+    /// an AICB job's); `None` for open loop, whose flows are counted in packets.
+    pub(crate) fn shared(&self) -> Option<Arc<TransportSpec>> {
         match self {
             TransportTemplate::Tcp(_, shared) | TransportTemplate::Rdma(_, shared) => {
                 Some(shared.clone())

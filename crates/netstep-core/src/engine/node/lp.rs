@@ -143,7 +143,8 @@ impl Lp {
             }
             EventKind::Arrive(_)
             | EventKind::FlowStart { .. }
-            | EventKind::DependencyDone { .. } => {}
+            | EventKind::DependencyDone { .. }
+            | EventKind::Program { .. } => {}
         }
         sink.local(Event {
             key: EventKey::new(at, phase, now),

@@ -105,7 +105,8 @@ impl SwitchState {
             // Transports run at hosts only: nothing at a switch sets a timer or starts a flow.
             EventKind::Timer { .. }
             | EventKind::FlowStart { .. }
-            | EventKind::DependencyDone { .. } => return false,
+            | EventKind::DependencyDone { .. }
+            | EventKind::Program { .. } => return false,
         }
         true
     }

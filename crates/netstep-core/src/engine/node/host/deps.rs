@@ -29,11 +29,14 @@ impl HostState {
         flow: u32,
         spec: &FlowSpec,
         flows: &FlowTable,
+        job: Option<&crate::job::JobSpec>,
     ) -> (Option<SimTime>, Option<SimTime>) {
-        let sender = self
-            .senders
-            .get(flows.src_slot[flow as usize] as usize)
-            .is_some_and(Option::is_some);
+        let slot = flows.src_slot[flow as usize] as usize;
+        let sender = self.senders.get(slot).is_some_and(Option::is_some);
+        if job.is_some_and(|j| j.owns(flow)) {
+            // Released by the rank's walker: when its start event ran.
+            return (sender.then(|| self.program.starts[slot]), None);
+        }
         if spec.after.is_none() {
             return (sender.then_some(spec.start), None);
         }

@@ -3,10 +3,13 @@
 //! that wait for others ([`deps`]) and delivery of arriving packets.
 
 mod deps;
+mod program;
 
 use std::collections::BTreeMap;
 
 pub use deps::Waiting;
+use program::Call;
+pub use program::HostProgram;
 
 use super::lp::{Delivery, Lp};
 use super::nic::{Nic, QueuePairs, Socket};
@@ -30,6 +33,8 @@ pub struct HostState {
     pub receivers: Vec<Option<Receiver>>,
     /// Flows sourced here that wait for other flows and have heard of one finishing.
     pub waiting: BTreeMap<u32, Waiting>,
+    /// The job rank running here, if any ([`crate::job`]).
+    pub program: HostProgram,
     /// What the transport being called produced (reused buffer).
     out: TransportOut,
 }
@@ -74,6 +79,10 @@ impl HostState {
                 self.dependency_done(eg.lp, model, flow, now, sink);
                 true
             }
+            EventKind::Program { token } => {
+                self.program(eg.lp, model, Call::Wake(token), now, sink);
+                true
+            }
         }
     }
 
@@ -113,6 +122,9 @@ impl HostState {
             self.senders
                 .reserve_exact(all.saturating_sub(self.senders.len()));
             self.senders.resize(slot + 1, None);
+        }
+        if model.job.as_ref().is_some_and(|j| j.owns(flow)) {
+            self.job_flow_started(model.flows.sourced_at(spec.src), slot as u32, now);
         }
         let mut ends = Self::ends(model, flow);
         if spec.transport.telemetry() {
@@ -212,11 +224,15 @@ impl HostState {
                 let receiver = self.receivers[slot].get_or_insert_with(|| {
                     Receiver::new(&spec.transport, Self::ends(model, packet.flow))
                 });
-                let awaited = !model.flows.dependents(packet.flow).is_empty()
+                let job_flow = model.job.as_ref().is_some_and(|j| j.owns(packet.flow));
+                let awaited = (job_flow || !model.flows.dependents(packet.flow).is_empty())
                     && receiver.outcome().1.is_none();
                 receiver.on_data(&spec.transport, &packet, now, &mut self.out);
                 if awaited && receiver.outcome().1.is_some() {
                     Self::notify_dependents(eg.lp, model, packet.flow, now, sink);
+                    if job_flow {
+                        self.program(eg.lp, model, Call::Arrived(packet.flow), now, sink);
+                    }
                 }
                 if let Some(stack) = eg.lp.telemetry_take(&packet) {
                     self.echo_telemetry(eg.lp, stack);
@@ -286,9 +302,14 @@ impl HostState {
         // A sender that is done keeps only its counters (a run keeps no state per finished
         // flow beyond its outcome).
         if side == TimerSide::Sender {
-            let slot = eg.model.flows.src_slot[flow as usize] as usize;
-            if let Some(Some(sender)) = self.senders.get_mut(slot) {
-                sender.finish_if_done();
+            let model = eg.model;
+            let slot = model.flows.src_slot[flow as usize] as usize;
+            let finished = match self.senders.get_mut(slot) {
+                Some(Some(sender)) => sender.finish_if_done(),
+                _ => false,
+            };
+            if finished && model.job.as_ref().is_some_and(|j| j.owns(flow)) {
+                self.program(eg.lp, model, Call::Sent(flow), now, sink);
             }
         }
     }
