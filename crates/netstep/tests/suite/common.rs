@@ -78,6 +78,7 @@ pub fn exact_on_1_and_4_threads(s: &Scenario, what: &str) -> RunOutput {
 pub fn assert_same_simulation(a: &RunOutput, b: &RunOutput, what: &str) {
     assert_eq!(a.flows, b.flows, "{what}: flow outcomes differ");
     assert_eq!(a.ports, b.ports, "{what}: port counters differ");
+    assert_eq!(a.job, b.job, "{what}: training job ranks differ");
     assert_eq!(
         a.deliveries.len(),
         b.deliveries.len(),

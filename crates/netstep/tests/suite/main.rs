@@ -23,5 +23,6 @@ mod sweeps;
 mod tcp;
 mod topologies;
 mod traces;
+mod training;
 mod transports;
 mod workloads;
