@@ -24,6 +24,7 @@ fn reference_documents_every_field() {
         include_str!("traffic/permutation.rs"),
         include_str!("traffic/poisson.rs"),
         include_str!("traffic/rack_matrix.rs"),
+        include_str!("traffic/aicb.rs"),
         include_str!("traffic/random_pairs.rs"),
         include_str!("traffic/request_response.rs"),
         include_str!("transport/open_loop.rs"),
