@@ -105,11 +105,12 @@ impl<'a> FlowRows<'a> {
         let spec = &model.flows.flows[id as usize];
         let r = &self.output.flows[id as usize];
         let ideal = self.ideals[id as usize].expect("validated: every flow has a route");
-        // A flow that waits for others starts when they are done; one that does not reports
-        // its start even when the run ended before it.
-        let start = match spec.after {
-            None => Some(spec.start),
-            Some(_) => r.start,
+        // A flow that waits for others (or for its job's walker) starts when they release
+        // it; one that starts on its own reports its start even when the run ended before it.
+        let start = if model.starts_alone(id) {
+            Some(spec.start)
+        } else {
+            r.start
         };
         let fct = r.end.zip(start).map(|(end, start)| end - start);
         FlowRow {
@@ -158,10 +159,11 @@ impl<'a> FlowRows<'a> {
             let Some(end) = r.end else { continue };
             stats.completed += 1;
             stats.last_end_ns = stats.last_end_ns.max(Some(end.as_ns()));
-            let spec = &self.scenario.model.flows.flows[id as usize];
-            let start = match spec.after {
-                None => Some(spec.start),
-                Some(_) => r.start,
+            let model = &self.scenario.model;
+            let start = if model.starts_alone(id) {
+                Some(model.flows.flows[id as usize].start)
+            } else {
+                r.start
             };
             if let Some(start) = start {
                 let ideal = self.ideals[id as usize].expect("validated: every flow has a route");

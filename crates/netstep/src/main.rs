@@ -158,6 +158,25 @@ enum ImportFrom {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// SimAI (its ns-3 backend): its topology file, SimAI.conf and an AICB workload ->
+    /// scenario.toml and workload.txt.
+    Simai {
+        /// SimAI's topology file (as gen_Topo_Template.py writes it).
+        #[arg(long)]
+        topology: PathBuf,
+        /// SimAI.conf (the HPCC simulator's keys).
+        #[arg(long)]
+        conf: PathBuf,
+        /// The AICB / SimAI workload file.
+        #[arg(long)]
+        workload: PathBuf,
+        /// Output folder (default: the workload's name without extension, here).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also run the scenario into OUT/run and print its summary.
+        #[arg(long)]
+        run: bool,
+    },
 }
 
 /// Extra output formats of `netstep run`.
@@ -365,30 +384,7 @@ output         {}
                 ExitCode::SUCCESS
             })
         }
-        Command::Import {
-            from: ImportFrom::Hpcc { config, out },
-        } => {
-            let out = out.unwrap_or_else(|| {
-                PathBuf::from(config.file_stem().unwrap_or(std::ffi::OsStr::new("hpcc")))
-            });
-            netstep::hpcc::import_into(&config, &out)
-                .map_err(CliError::BadInput)
-                .map(|(scenario, imported)| {
-                    for line in &imported.not_modeled {
-                        eprintln!("not modeled: {line}");
-                    }
-                    emit(&format!(
-                        "imported {} flows ({:?} flow file, {:?} config) into {}\nrun it: netstep run {} --format {}\n",
-                        imported.flows.len(),
-                        imported.format,
-                        imported.variant,
-                        scenario.display(),
-                        scenario.display(),
-                        if imported.format == netstep::hpcc::files::FlowFormat::WithId { "hpcc-m3" } else { "hpcc" }
-                    ));
-                    ExitCode::SUCCESS
-                })
-        }
+        Command::Import { from } => import(from),
         Command::Validate {
             scenario,
             overrides,
@@ -462,6 +458,87 @@ output         {}
         Err(err) => {
             eprintln!("error: {err}");
             ExitCode::from(err.exit_code() as u8)
+        }
+    }
+}
+
+/// `netstep import`.
+fn import(from: ImportFrom) -> Result<ExitCode, CliError> {
+    match from {
+        ImportFrom::Hpcc { config, out } => {
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from(config.file_stem().unwrap_or(std::ffi::OsStr::new("hpcc")))
+            });
+            let (scenario, imported) =
+                netstep::hpcc::import_into(&config, &out).map_err(CliError::BadInput)?;
+            for line in &imported.not_modeled {
+                eprintln!("not modeled: {line}");
+            }
+            emit(&format!(
+                "imported {} flows ({:?} flow file, {:?} config) into {}\nrun it: netstep run {} --format {}\n",
+                imported.flows.len(),
+                imported.format,
+                imported.variant,
+                scenario.display(),
+                scenario.display(),
+                if imported.format == netstep::hpcc::files::FlowFormat::WithId {
+                    "hpcc-m3"
+                } else {
+                    "hpcc"
+                }
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        ImportFrom::Simai {
+            topology,
+            conf,
+            workload,
+            out,
+            run,
+        } => {
+            let out = out.unwrap_or_else(|| {
+                PathBuf::from(
+                    workload
+                        .file_stem()
+                        .unwrap_or(std::ffi::OsStr::new("simai")),
+                )
+            });
+            let files = netstep::hpcc::simai::SimaiFiles {
+                topology: &topology,
+                config: &conf,
+                workload: &workload,
+            };
+            let (scenario, not_modeled) =
+                netstep::hpcc::simai::import_into(&files, &out).map_err(CliError::BadInput)?;
+            for line in &not_modeled {
+                eprintln!("not modeled: {line}");
+            }
+            emit(&format!(
+                "imported SimAI's run into {}\n",
+                scenario.display()
+            ));
+            if !run {
+                emit(&format!("run it: netstep run {}\n", scenario.display()));
+                return Ok(ExitCode::SUCCESS);
+            }
+            let report = netstep::run(&netstep::RunRequest {
+                scenario: Some(scenario.clone()),
+                out: Some(out.join("run")),
+                threads: None,
+                overrides: Vec::new(),
+                progress: true,
+                trace: None,
+                sample_interval: None,
+                max_memory: None,
+                max_disk: None,
+                format: None,
+            })?;
+            emit(&format!(
+                "{}\noutput         {}\n",
+                report.summary,
+                report.out.display()
+            ));
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

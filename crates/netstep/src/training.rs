@@ -103,6 +103,10 @@ pub struct Training {
     pub layers: Vec<LayerRow>,
     /// Totals.
     pub breakdown: Breakdown,
+    /// For GPUs that did not finish (up to four): what each runs and what waits behind it.
+    pub stuck: Vec<String>,
+    /// GPUs that did not finish.
+    pub unfinished: usize,
 }
 
 fn pass_index(p: Pass) -> usize {
@@ -183,7 +187,57 @@ pub fn report(scenario: &Scenario, output: &RunOutput) -> Option<Training> {
         }
         layers.extend(rows);
     }
-    Some(Training { layers, breakdown })
+    let unfinished: Vec<&netstep_core::engine::RankOutcome> =
+        ranks.iter().filter(|r| r.finished.is_none()).collect();
+    let stuck = unfinished
+        .iter()
+        .take(4)
+        .map(|r| stuck_at(job, r))
+        .collect();
+    Some(Training {
+        layers,
+        breakdown,
+        stuck,
+        unfinished: unfinished.len(),
+    })
+}
+
+/// What an unfinished GPU runs and what waits behind it.
+fn stuck_at(job: &AicbJob, rank: &netstep_core::engine::RankOutcome) -> String {
+    let name = |k: usize| {
+        let info = &job.schedule.info[k];
+        let dim = info.collective.map_or("-", |c| c.1.name());
+        format!(
+            "{} {} ({dim})",
+            job.workload.rows[info.row as usize].name,
+            info.pass.name()
+        )
+    };
+    let mut running = Vec::new();
+    let mut waiting = Vec::new();
+    for (k, t) in rank.ops.iter().enumerate() {
+        match (t.issued, t.started, t.done) {
+            (Some(_), Some(_), None) => running.push(name(k)),
+            (Some(_), None, _) if job.schedule.info[k].collective.is_some() => {
+                waiting.push(name(k))
+            }
+            _ => {}
+        }
+    }
+    format!(
+        "GPU {} runs {}; waiting: {}",
+        rank.rank,
+        if running.is_empty() {
+            "nothing".to_string()
+        } else {
+            running.join(", ")
+        },
+        if waiting.is_empty() {
+            "none".to_string()
+        } else {
+            waiting.join(", ")
+        }
+    )
 }
 
 /// Exposed communication of each op at one rank (see the module docs).
@@ -229,9 +283,22 @@ pub fn summary(t: &Training) -> String {
         })
     };
     let d = b.exposed_by_dim;
+    let mut stuck = String::new();
+    if t.unfinished > 0 {
+        stuck = format!(
+            "\nwarning        {} GPUs did not finish: their collectives wait on each other (with \
+             queue_order = \"newest_first\", SimAI's, GPUs may start waiting collectives in \
+             different orders and then wait forever: SimAI's scheduling has the same cycle; \
+             \"oldest_first\" keeps issue order)",
+            t.unfinished
+        );
+        for line in &t.stuck {
+            stuck.push_str(&format!("\n               {line}"));
+        }
+    }
     format!(
         "\niteration      {} (last GPU); GPU 0: compute {}, exposed comm {}\n\
-         exposed comm   TP {}  EP {}  DP {}  DP_EP {} (GPU 0; layers.parquet, EndToEnd.csv)",
+         exposed comm   TP {}  EP {}  DP {}  DP_EP {} (GPU 0; layers.parquet, EndToEnd.csv){stuck}",
         ns(b.iteration_ns),
         ns(Some(b.compute_ns)),
         ns(b.exposed_ns()),

@@ -11,7 +11,10 @@
 //! a blocking op waits until the collective is done at this rank, plus its `update` time; a
 //! non-blocking one goes on at once. After each op the rank waits `gap` (SimAI's 1 ns per
 //! state change) before the next. Each queue runs one collective at a time per rank; the
-//! ones waiting behind it start newest first (SimAI's LIFO stream scheduling). A rank's part
+//! ones waiting behind it start newest first (SimAI's LIFO stream scheduling; a rank whose
+//! collectives were issued at other times than its peers' may then run them in another order
+//! than they do and wait forever, as SimAI would: [`JobSpec::newest_first`] false runs them
+//! in issue order, the same on every rank). A rank's part
 //! of a collective:
 //!
 //! - **starts** when its queue takes it: the rank's *initial* flows (those no other flow
@@ -92,6 +95,8 @@ pub struct JobSpec {
     pub flows: Range<u32>,
     /// Delay from a flow's release to its start (SimAI's `send_lat`).
     pub send_latency: SimTime,
+    /// Waiting collectives start newest first (SimAI's order); false: in issue order.
+    pub newest_first: bool,
     /// Every rank's program.
     pub ops: Vec<Op>,
     /// Host node of each rank.
@@ -176,6 +181,7 @@ impl JobBuilder {
             spec: JobSpec {
                 flows: first_flow..first_flow,
                 send_latency,
+                newest_first: true,
                 ops,
                 hosts,
                 rank_ops: vec![RankOp::default(); cells],
@@ -184,6 +190,12 @@ impl JobBuilder {
             },
             initial: vec![Vec::new(); cells],
         }
+    }
+
+    /// Waiting collectives start in issue order instead of newest first.
+    pub fn oldest_first(mut self) -> Self {
+        self.spec.newest_first = false;
+        self
     }
 
     /// The id the next flow gets.

@@ -256,8 +256,15 @@ impl Walker {
         let op = job.ops[k as usize];
         let queue = op.queue as usize;
         self.running[queue] = None;
-        if let Some(newest) = self.waiting[queue].pop() {
-            self.start(job, newest, now, out);
+        let next = if job.newest_first {
+            self.waiting[queue].pop()
+        } else if self.waiting[queue].is_empty() {
+            None
+        } else {
+            Some(self.waiting[queue].remove(0))
+        };
+        if let Some(next) = next {
+            self.start(job, next, now, out);
         }
         if op.blocking && self.state == State::Blocked && self.next == k {
             self.next_op(job, now + op.update, out);

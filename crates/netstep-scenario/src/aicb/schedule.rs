@@ -276,11 +276,14 @@ pub fn expand(
     schedule: &Schedule,
     layout: &GroupLayout,
     hosts: Vec<u32>,
-    send_latency: SimTime,
+    (send_latency, newest_first): (SimTime, bool),
     first_flow: u32,
     mut emit: impl FnMut(JobFlow) -> Result<(), String>,
 ) -> Result<JobSpec, String> {
     let mut b = JobBuilder::new(hosts, schedule.ops.clone(), send_latency, first_flow);
+    if !newest_first {
+        b = b.oldest_first();
+    }
     for (k, info) in schedule.info.iter().enumerate() {
         let Some((kind, dim, bytes, n)) = info.collective else {
             continue;

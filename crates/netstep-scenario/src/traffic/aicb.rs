@@ -44,6 +44,13 @@ pub struct AicbConfig {
     ///
     /// Unit: duration · Default: `"6us"` · Example: `send_latency = "3us"`
     pub send_latency: Option<String>,
+    /// The order in which a GPU's waiting collectives start once its queue frees:
+    /// `newest_first` (SimAI's LIFO scheduling, which can leave GPUs waiting on each other
+    /// forever when they issued their weight-gradient collectives at different times, as
+    /// SimAI then hangs) or `oldest_first` (issue order, the same on every GPU).
+    ///
+    /// Unit: name · Default: `"newest_first"` · Example: `queue_order = "oldest_first"`
+    pub queue_order: Option<QueueOrder>,
     /// Traffic class (0-7) of the job's flows.
     ///
     /// Unit: integer · Default: 0 · Example: `class = 3`
@@ -54,6 +61,16 @@ pub struct AicbConfig {
     /// Unit: table · Default: the top-level `[transport]` · Example:
     /// `transport = { kind = "rdma", cc = "dcqcn" }`
     pub transport: Option<TransportConfig>,
+}
+
+/// The order of a GPU's waiting collectives.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueOrder {
+    /// Newest first (SimAI).
+    NewestFirst,
+    /// In issue order.
+    OldestFirst,
 }
 
 /// What a run needs to report an AICB job: the workload, its schedule and groups.
@@ -157,7 +174,9 @@ impl TrafficKind for AicbConfig {
                  walkers count a send done when it is acknowledged",
             ));
         };
-        let job = schedule::expand(&schedule, &layout, hosts.clone(), latency, first, |f| {
+        let newest_first = self.queue_order != Some(QueueOrder::OldestFirst);
+        let timing = (latency, newest_first);
+        let job = schedule::expand(&schedule, &layout, hosts.clone(), timing, first, |f| {
             let JobFlow { src, dst, bytes } = f;
             out.flows.push(FlowSpec {
                 src: hosts[src as usize],

@@ -220,21 +220,21 @@ fn tokens(path: &Path, what: &str) -> anyhow::Result<Vec<(usize, String)>> {
 }
 
 /// A cursor over a file's tokens whose errors name the file and line.
-struct Tokens {
+pub(crate) struct Tokens {
     path: PathBuf,
     tokens: std::vec::IntoIter<(usize, String)>,
     line: usize,
 }
 
 impl Tokens {
-    fn open(path: &Path, what: &str) -> anyhow::Result<Tokens> {
+    pub(crate) fn open(path: &Path, what: &str) -> anyhow::Result<Tokens> {
         Ok(Tokens {
             path: path.to_path_buf(),
             tokens: tokens(path, what)?.into_iter(),
             line: 1,
         })
     }
-    fn next(&mut self, what: &str) -> anyhow::Result<String> {
+    pub(crate) fn next(&mut self, what: &str) -> anyhow::Result<String> {
         match self.tokens.next() {
             Some((line, t)) => {
                 self.line = line;
@@ -247,15 +247,15 @@ impl Tokens {
             ),
         }
     }
-    fn parse<T: std::str::FromStr>(&mut self, what: &str) -> anyhow::Result<T> {
+    pub(crate) fn parse<T: std::str::FromStr>(&mut self, what: &str) -> anyhow::Result<T> {
         let t = self.next(what)?;
         t.parse()
             .map_err(|_| self.error(&format!("expected {what}, got {t:?}")))
     }
-    fn error(&self, message: &str) -> anyhow::Error {
+    pub(crate) fn error(&self, message: &str) -> anyhow::Error {
         anyhow::anyhow!("{}:{}: {message}", self.path.display(), self.line)
     }
-    fn rest(&mut self) -> Option<(usize, String)> {
+    pub(crate) fn rest(&mut self) -> Option<(usize, String)> {
         self.tokens.next()
     }
 }

@@ -10,6 +10,7 @@
 pub mod export;
 pub mod files;
 mod mapping;
+pub mod simai;
 
 pub use mapping::{Imported, Variant, import};
 

@@ -19,6 +19,7 @@ mod properties;
 mod queueing;
 mod shaping;
 mod signals;
+mod simai_import;
 mod sweeps;
 mod tcp;
 mod topologies;

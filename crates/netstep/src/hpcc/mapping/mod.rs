@@ -8,6 +8,8 @@
 //! and the NIC's acknowledgements ([`transport`]), failures and tracing, then the keys with no
 //! effect and the unknown ones ([`keys`]); the scenario text is written last.
 
+mod job;
+pub(crate) use job::{JobImport, import_job};
 mod keys;
 mod switch;
 mod topology;
@@ -173,9 +175,18 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         .unwrap_or_else(|| "hpcc".to_string());
 
     let simulation = simulation(&mut log)?;
-    let mut switch = switch::buffer_and_mmu(variant, &inputs.topology, &inputs.flows, &mut log)?;
+    // The classes the MMU accounts: the flows' priority groups but 0 (the simulator's queue
+    // 0 bypasses it).
+    let lossless = inputs
+        .flows
+        .iter()
+        .map(|f| f.pg)
+        .filter(|&c| c != 0)
+        .collect();
+    let mut switch = switch::buffer_and_mmu(variant, &inputs.topology, &lossless, &mut log)?;
     let ecn = switch::Ecn::read(variant, &mut log)?;
-    let topology = topology::topology(&inputs.topology, &ecn, &mut log)?;
+    let switches = &inputs.topology.is_switch;
+    let topology = topology::topology(&inputs.topology, &ecn, &|n| switches[n as usize], &mut log)?;
     let (mut transport, cc, mtu) = transport::transport(config_path, variant, &mut log)?;
     transport::nic_and_acks(variant, mtu, &mut transport, &mut switch, &mut log)?;
     let failures = failures(&mut log)?;
@@ -190,7 +201,18 @@ pub fn import(config_path: &Path) -> anyhow::Result<Imported> {
         failures,
         trace,
     };
-    let toml = scenario_text(config_path, variant, &inputs, &name, &sections, &log)?;
+    let sources = [format!(
+        "Flows: {} ({} flows) -> flows.parquet.",
+        inputs.flow_path.display(),
+        inputs.flows.len()
+    )];
+    let traffic = "[[traffic]]\nkind = \"flow_file\"\npath = \"flows.parquet\"\n";
+    let from = format!(
+        "`netstep import hpcc` from {} ({})",
+        config_path.display(),
+        variant.describe()
+    );
+    let toml = scenario_text(&from, &sources, &name, &sections, &log, traffic)?;
     Ok(Imported {
         toml,
         flows: inputs.flows,
@@ -325,28 +347,21 @@ fn trace(nodes: u32, log: &mut Log) -> anyhow::Result<String> {
     Ok(trace)
 }
 
-/// The scenario: a header comment with what was mapped and what was not, then the sections.
+/// The scenario: a header comment (what it was imported `from`, the `sources` lines, what was
+/// mapped and what was not), then the sections and the `traffic` block.
 fn scenario_text(
-    config_path: &Path,
-    variant: Variant,
-    inputs: &Inputs,
+    from: &str,
+    sources: &[String],
     name: &str,
     sections: &Sections,
     log: &Log,
+    traffic: &str,
 ) -> anyhow::Result<String> {
     let mut toml = String::new();
-    writeln!(
-        toml,
-        "# Imported by `netstep import hpcc` from {} ({}).",
-        config_path.display(),
-        variant.describe()
-    )?;
-    writeln!(
-        toml,
-        "# Flows: {} ({} flows) -> flows.parquet.",
-        inputs.flow_path.display(),
-        inputs.flows.len()
-    )?;
+    writeln!(toml, "# Imported by {from}.")?;
+    for line in sources {
+        writeln!(toml, "# {line}")?;
+    }
     writeln!(toml, "#\n# Mapped:")?;
     for m in &log.mapped {
         writeln!(toml, "#   {m}")?;
@@ -372,10 +387,7 @@ fn scenario_text(
         topology.links
     )?;
     writeln!(toml, "[transport]\n{}", sections.transport)?;
-    writeln!(
-        toml,
-        "[[traffic]]\nkind = \"flow_file\"\npath = \"flows.parquet\"\n"
-    )?;
+    writeln!(toml, "{traffic}")?;
     if !sections.failures.is_empty() {
         writeln!(toml, "{}", sections.failures)?;
     }

@@ -9,7 +9,7 @@ use netstep_core::pfc::DynamicPfc;
 use netstep_core::units::{BitsPerSec, Bytes};
 
 use super::{Log, Variant};
-use crate::hpcc::files::{Config, Flow, Topology};
+use crate::hpcc::files::{Config, Topology};
 
 /// `BUFFER_SIZE` in bytes, in the variant's unit (12 MB when absent).
 fn buffer_bytes(config: &Config, variant: Variant) -> anyhow::Result<u64> {
@@ -56,7 +56,7 @@ fn wraps_and_pools(topology: &Topology, mmu: &DynamicPfc, buffer: u64) -> (Vec<b
 pub(super) fn buffer_and_mmu(
     variant: Variant,
     topology: &Topology,
-    flows: &[Flow],
+    lossless: &BTreeSet<u8>,
     log: &mut Log,
 ) -> anyhow::Result<String> {
     let config = log.config;
@@ -84,9 +84,6 @@ pub(super) fn buffer_and_mmu(
     let all_wrap = !wraps.is_empty() && wraps.iter().all(|&w| w);
     let any_wrap = wraps.iter().any(|&w| w);
     let mut switch_section = String::new();
-    // The classes the MMU accounts: the flows' priority groups but 0 (the simulator's queue
-    // 0 bypasses it).
-    let lossless: BTreeSet<u8> = flows.iter().map(|f| f.pg).filter(|&c| c != 0).collect();
     let enable_pfc = config.flag("ENABLE_PFC")?.unwrap_or(true);
     if all_wrap {
         log.mapped(format!(

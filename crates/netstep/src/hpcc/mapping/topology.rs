@@ -21,10 +21,12 @@ pub(super) struct TopologyText {
     pub(super) links: String,
 }
 
-/// The nodes and links (`ERROR_RATE_PER_LINK` is the loss of links without their own).
+/// The nodes and links (`ERROR_RATE_PER_LINK` is the loss of links without their own); the
+/// egress ports of the nodes `marks` accepts mark ECN.
 pub(super) fn topology(
     topology: &Topology,
     ecn: &Ecn,
+    marks: &dyn Fn(u32) -> bool,
     log: &mut Log,
 ) -> anyhow::Result<TopologyText> {
     let error_default = log.config.number("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
@@ -56,10 +58,10 @@ pub(super) fn topology(
         }
         if ecn.on {
             // The egress port at a switch end marks: a_to_b leaves a, b_to_a leaves b.
-            if topology.is_switch[l.a as usize] {
+            if marks(l.a) {
                 write!(fields, ", a_to_b = {{ aqm = {} }}", ecn.aqm(l.rate))?;
             }
-            if topology.is_switch[l.b as usize] {
+            if marks(l.b) {
                 write!(fields, ", b_to_a = {{ aqm = {} }}", ecn.aqm(l.rate))?;
             }
         }

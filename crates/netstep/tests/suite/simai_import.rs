@@ -1,0 +1,148 @@
+//! `netstep import simai`: SimAI's topology file, SimAI.conf and an AICB workload as one
+//! scenario (fixtures written by SimAI's own generator, `tests/fixtures/simai/README.md`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use netstep::hpcc::simai::{SimaiFiles, import_into, read_topology};
+use netstep_core::engine::WindowMode;
+
+use crate::common::{repo, run_window};
+
+fn fixture(name: &str) -> PathBuf {
+    repo()
+        .join("crates/netstep/tests/fixtures/simai")
+        .join(name)
+}
+
+fn fresh(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netstep-simai-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn import(topology: &str, out: &Path) -> PathBuf {
+    let files = SimaiFiles {
+        topology: &fixture(topology),
+        config: &fixture("SimAI.conf"),
+        workload: &repo().join("scenarios/workloads/aicb-training.txt"),
+    };
+    import_into(&files, out).expect("imports").0
+}
+
+/// The node names a packet from `src` to `dst` visits (ECMP hash 0).
+fn route(s: &netstep_scenario::Scenario, src: &str, dst: &str) -> Vec<String> {
+    let names = &s.node_names;
+    let id = |n: &str| names.iter().position(|x| x == n).unwrap() as u32;
+    let (mut at, to) = (id(src), id(dst));
+    let mut path = vec![src.to_string()];
+    while at != to {
+        let port = s.model.net.route(at, to, 0).expect("a route");
+        at = s.model.net.port_peer[s.model.net.port_id(at, port) as usize];
+        path.push(names[at as usize].clone());
+        assert!(path.len() < 10, "{path:?}");
+    }
+    path
+}
+
+#[test]
+fn a_spectrum_x_topology_keeps_nvlink_inside_servers_and_rails_across() {
+    let t = read_topology(&fixture("spectrum-x-16g.txt")).unwrap();
+    assert_eq!(
+        (t.gpus, t.gpus_per_server, t.gpu_type.as_str()),
+        (16, 8, "H100")
+    );
+    assert_eq!(t.nvswitches, vec![16, 17]);
+    assert_eq!(t.switches.len(), 10);
+    let out = fresh("spectrum");
+    let scenario = import("spectrum-x-16g.txt", &out);
+    let s = netstep_scenario::load(&scenario, &[], &netstep_scenario::Limits::machine()).unwrap();
+    // GPU 0 behind NIC node 28: same server over NVSwitch 16, GPU 8 along rail ASW 18.
+    assert_eq!(route(&s, "0", "1"), ["0", "28", "16", "29", "1"]);
+    assert_eq!(route(&s, "0", "8"), ["0", "28", "18", "36", "8"]);
+    // Every GPU is a rank, in id order; SimAI's flows' priority group 3 is the job's class.
+    let job = s.model.job.as_ref().unwrap();
+    let hosts: Vec<&str> = job
+        .hosts
+        .iter()
+        .map(|&h| s.node_names[h as usize].as_str())
+        .collect();
+    assert_eq!(hosts, (0..16).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert!(s.model.flows.flows.iter().all(|f| f.class == 3));
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    assert!(text.contains("pfc = { classes = [3]"), "{text}");
+    assert!(text.contains("mtu = \"9000B\""), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn simai_s_three_files_run_with_one_command() {
+    let out = fresh("run");
+    let done = Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args(["import", "simai", "--topology"])
+        .arg(fixture("hpn-dual-plane-16g.txt"))
+        .arg("--conf")
+        .arg(fixture("SimAI.conf"))
+        .arg("--workload")
+        .arg(repo().join("scenarios/workloads/aicb-training.txt"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--run")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("iteration"), "{stdout}");
+    assert!(
+        stderr.contains("not modeled: SIMULATOR_STOP_TIME"),
+        "{stderr}"
+    );
+    assert!(out.join("run/layers.parquet").exists());
+    assert!(out.join("run/EndToEnd.csv").exists());
+    // In issue order every GPU finishes; each GPU reaches its two ASWs through its NIC node.
+    let s = netstep_scenario::load(
+        &out.join("scenario.toml"),
+        &["traffic.0.queue_order=oldest_first".to_string()],
+        &netstep_scenario::Limits::machine(),
+    )
+    .unwrap();
+    let run = run_window(&s, 2, WindowMode::Exact);
+    assert!(
+        run.job
+            .as_ref()
+            .unwrap()
+            .iter()
+            .all(|r| r.finished.is_some())
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_simai_topology_files_are_refused_with_file_and_line() {
+    let dir = fresh("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read_to_string(fixture("spectrum-x-16g.txt")).unwrap();
+    let cases = [
+        (
+            good.replacen("28 8 2 10", "28 5 2 10", 1),
+            ":1: gpus_per_server 5 does not divide the 16 GPUs",
+        ),
+        (
+            good.replacen("16 17 18", "3 17 18", 1),
+            ":2: an NVSwitch id 3: SimAI numbers the GPUs first",
+        ),
+        (good.replacen("0 16 2880Gbps", "0 16 fast", 1), ":3:"),
+        (good.clone() + "0 1 1Gbps 1us 0\n", "after the 48 links"),
+    ];
+    for (i, (text, expected)) in cases.iter().enumerate() {
+        let path = dir.join(format!("t{i}.txt"));
+        std::fs::write(&path, text).unwrap();
+        let e = read_topology(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("t{i}.txt")) && e.contains(expected),
+            "{e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
