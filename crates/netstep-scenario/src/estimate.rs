@@ -227,11 +227,30 @@ pub(crate) fn estimate_packet_hops(
 /// time (its bytes at its source's line rate) plus 10 us: [`Footprint::live_flows`]. A lower
 /// bound (congestion lengthens lifetimes), close where flows arrive spread out, exact where
 /// they all start together.
+/// A training job's flows (released by its walkers, [`netstep_core::job`]) count as the most
+/// any op of each of a GPU's two queues has going at once over all GPUs: its initial flows (a
+/// ring's one flow per ring and GPU, an all-to-all's every flow).
 pub(crate) fn live_flows(model: &netstep_core::engine::Model) -> u64 {
     let net = &model.net;
     let slack = SimTime::from_us(10);
     let mut edges: Vec<(SimTime, i8)> = Vec::with_capacity(2 * model.flows.flows.len());
-    for f in &model.flows.flows {
+    let job = model.job.as_deref();
+    let mut job_live = 0u64;
+    if let Some(job) = job {
+        let mut most = [0u64; 2];
+        for (k, op) in job.ops.iter().enumerate() {
+            let at_once: u64 = (0..job.ranks())
+                .map(|r| u64::from(job.rank_op(r, k as u32).initial))
+                .sum();
+            let q = op.queue as usize;
+            most[q] = most[q].max(at_once);
+        }
+        job_live = most[0] + most[1];
+    }
+    for (i, f) in model.flows.flows.iter().enumerate() {
+        if job.is_some_and(|j| j.owns(i as u32)) {
+            continue;
+        }
         let rate = net.class_of(net.port_id(f.src, 0)).rate.0.max(1);
         let transfer = SimTime((f.size.0 as u128 * 8_000_000_000_000 / rate as u128) as u64);
         edges.push((f.start, 1));
@@ -244,5 +263,5 @@ pub(crate) fn live_flows(model: &netstep_core::engine::Model) -> u64 {
         live += step as i64;
         most = most.max(live);
     }
-    most as u64
+    most as u64 + job_live
 }

@@ -14,6 +14,7 @@ fn reference_documents_every_field() {
         include_str!("topology/fat_tree.rs"),
         include_str!("topology/leaf_spine.rs"),
         include_str!("topology/rail.rs"),
+        include_str!("topology/gpu_cluster.rs"),
         include_str!("topology/torus.rs"),
         include_str!("traffic/all_to_all.rs"),
         include_str!("traffic/collective.rs"),

@@ -5,6 +5,7 @@
 mod cluster;
 mod dumbbell;
 mod fat_tree;
+mod gpu_cluster;
 mod leaf_spine;
 mod rail;
 #[cfg(test)]
@@ -14,6 +15,7 @@ mod torus;
 pub use cluster::{Cluster, ClusterLinks, ClusterRouter, cluster};
 pub use dumbbell::dumbbell;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
+pub use gpu_cluster::{GpuCluster, GpuClusterLinks, GpuShape, gpu_cluster};
 pub use leaf_spine::{LeafSpine, LeafSpineRouter, leaf_spine};
 pub use rail::{Rail, RailLinks, RailRouter, rail};
 pub use torus::{Torus, TorusRouter, torus};

@@ -70,6 +70,8 @@ topology_kinds! {
     RailOptimized(rail::RailConfig),
     /// Pods, racks, fabs and planes of spines (`cluster.rs`).
     Cluster(cluster::ClusterConfig),
+    /// AI clusters of SimAI's generator's shapes (`gpu_cluster.rs`).
+    GpuCluster(gpu_cluster::GpuClusterConfig),
     /// 2D or 3D torus (`torus.rs`).
     Torus(torus::TorusConfig),
     /// Dumbbell (`dumbbell.rs`).

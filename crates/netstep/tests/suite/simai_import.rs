@@ -146,3 +146,63 @@ fn bad_simai_topology_files_are_refused_with_file_and_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SimAI's generated file and the native `gpu_cluster` of the same shape have the same links:
+/// SimAI's GPU `i` is the native `nic<i>` (its NIC node) and its switches, in id order, the
+/// native NVSwitches, ASWs and PSWs in node order.
+fn same_fabric(file: &str, native: &str) {
+    let t = read_topology(&fixture(file)).unwrap();
+    let g = t.gpus;
+    let s = crate::common::scenario(native, &[]);
+    let net = &s.model.net;
+    let mut native_links = Vec::new();
+    for node in 0..net.n_nodes() as u32 {
+        for local in 0..net.degree(node) {
+            let peer = net.port_peer[net.port_id(node, local) as usize];
+            // Skip the GPU-NIC links (SimAI has no NIC node) and count each link once.
+            if node >= g && peer >= g && node < peer {
+                native_links.push((node, peer));
+            }
+        }
+    }
+    // SimAI's links as native node ids: the reader moved GPU i's links to its NIC node
+    // (`first_nic + i`), natively `nic<i>` = node g + i; SimAI's switch id k (>= g) is native
+    // node 2g + (k - g) (after the GPUs and NICs).
+    let first_nic = t.topology.nodes - g;
+    let to_native = |x: u32| {
+        if x >= first_nic {
+            g + (x - first_nic)
+        } else {
+            g + x
+        }
+    };
+    let mut simai_links: Vec<(u32, u32)> = t
+        .topology
+        .links
+        .iter()
+        .filter(|l| l.a >= g && l.b >= g)
+        .map(|l| {
+            let (a, b) = (to_native(l.a), to_native(l.b));
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    assert!(!simai_links.is_empty());
+    native_links.sort_unstable();
+    simai_links.sort_unstable();
+    assert_eq!(native_links.len(), simai_links.len(), "{file}");
+    assert_eq!(native_links, simai_links, "{file}");
+}
+
+#[test]
+fn native_gpu_clusters_wire_as_simai_s_generator() {
+    same_fabric(
+        "spectrum-x-16g.txt",
+        "[topology]\nkind = \"gpu_cluster\"\nshape = \"rail_single_tor\"\ngpus = 16\npsws = 2\n\
+         links = { rate = \"400Gbps\", delay = \"500ns\" }\n[[traffic]]\nkind = \"permutation\"\nsize = \"1KB\"\n",
+    );
+    same_fabric(
+        "hpn-dual-plane-16g.txt",
+        "[topology]\nkind = \"gpu_cluster\"\nshape = \"rail_dual_plane\"\ngpus = 16\npsws = 4\nnics_per_switch = 128\n\
+         links = { rate = \"200Gbps\", delay = \"500ns\" }\n[[traffic]]\nkind = \"permutation\"\nsize = \"1KB\"\n",
+    );
+}
