@@ -99,7 +99,8 @@ impl GpuCluster {
         if self.nics_per_switch == 0 {
             return Err(("nics_per_switch", "must be at least 1".into()));
         }
-        if self.psws == 0 || (self.shape == GpuShape::RailDualPlane && !self.psws.is_multiple_of(2)) {
+        if self.psws == 0 || (self.shape == GpuShape::RailDualPlane && !self.psws.is_multiple_of(2))
+        {
             return Err((
                 "psws",
                 "must be at least 1 (and even for dual plane: half per plane)".into(),
