@@ -434,3 +434,67 @@ fn aicb_a_group_spread_unevenly_has_no_rings() {
     assert_eq!((tp.ranks.as_slice(), tp.servers), ([6, 7, 8].as_slice(), 1));
     assert_eq!(tp.rings().unwrap().len(), 3);
 }
+
+/// The walker order of each policy and the flow count by arithmetic against the expansion.
+#[test]
+fn schedules_follow_simai_s_walker_order_and_count_their_flows() {
+    use super::schedule::{Pass, expand, flow_count, plan};
+    let text = |policy: &str| {
+        format!(
+            "{policy} model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8\n2\n\
+             a -1 10 ALLREDUCE 4096 20 ALLGATHER 4096 30 REDUCESCATTER 8192 5\n\
+             b -1 11 NONE 0 21 ALLTOALL 4096 31 ALLREDUCE 8192 5\n"
+        )
+    };
+    let order = |policy: &str| {
+        let w = super::parse(&text(policy), "w.txt").unwrap();
+        let layout = w.header.group_layout(8, 4).unwrap();
+        let s = plan(&w, &layout).unwrap();
+        let counted = flow_count(&s, &layout).unwrap();
+        let mut emitted = 0u64;
+        let job = expand(
+            &s,
+            &layout,
+            (0..8).collect(),
+            (netstep_core::units::SimTime::ZERO, true),
+            0,
+            |_| {
+                emitted += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(counted, emitted, "{policy}");
+        assert_eq!(job.flows.len() as u64, emitted);
+        s.info
+            .iter()
+            .map(|i| (i.row, i.pass, i.collective.is_some()))
+            .collect::<Vec<_>>()
+    };
+    use Pass::*;
+    assert_eq!(
+        order("HYBRID_TRANSFORMER"),
+        [
+            (0, Forward, true),
+            (1, Forward, false),
+            (1, InputGrad, true),
+            (1, WeightGrad, true),
+            (0, InputGrad, true),
+            (0, WeightGrad, true),
+        ]
+    );
+    assert_eq!(
+        order("DATA"),
+        [
+            (0, Forward, false),
+            (1, Forward, false),
+            (1, WeightGrad, true),
+            (1, InputGrad, false),
+            (0, WeightGrad, true),
+        ]
+    );
+    assert_eq!(
+        order("MICRO"),
+        [(0, WeightGrad, true), (1, WeightGrad, true)]
+    );
+}
