@@ -109,6 +109,11 @@ pub struct Network {
     pub classes: Vec<LinkClass>,
     /// Routing.
     pub routing: Routing,
+    /// Per node: no shortest path passes through it ([`crate::topology::PathRules`]; empty:
+    /// none is marked).
+    pub no_transit: Vec<bool>,
+    /// Per node: preferred among equal-cost next hops (empty: none is).
+    pub prefer: Vec<bool>,
     /// Per link class: picoseconds per byte when that is a whole number (most rates), so
     /// serialization is one multiplication instead of a 128-bit division.
     ps_per_byte: Vec<Option<u64>>,
@@ -240,6 +245,8 @@ impl Network {
             port_peer_local,
             port_class,
             classes: classes.to_vec(),
+            no_transit: Vec::new(),
+            prefer: Vec::new(),
             routing: Routing::FatTree(FatTreeRouter::new(FatTree {
                 k: 2,
                 hosts_per_edge: 1,
@@ -256,6 +263,22 @@ impl Network {
             RoutingKind::Rail(shape) => Routing::Rail(RailRouter::new(*shape)),
             RoutingKind::Cluster(shape) => Routing::Cluster(ClusterRouter::new(*shape)),
             RoutingKind::ShortestPath => {
+                Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
+            }
+            RoutingKind::ShortestPathRules(rules) => {
+                let mark = |list: &[u32]| {
+                    let mut v = vec![false; n_nodes];
+                    list.iter()
+                        .filter(|&&n| (n as usize) < n_nodes)
+                        .for_each(|&n| v[n as usize] = true);
+                    v
+                };
+                network.no_transit = mark(&rules.no_transit);
+                network.prefer = if rules.prefer.is_empty() {
+                    Vec::new()
+                } else {
+                    mark(&rules.prefer)
+                };
                 Routing::ShortestPath(ShortestPathTables::build(&network, &[]))
             }
             RoutingKind::Torus(router) => Routing::Torus(router.clone()),
@@ -362,6 +385,19 @@ impl Network {
         }
     }
 
+    /// True when no route passes through `node` ([`crate::topology::PathRules::no_transit`]).
+    #[inline]
+    pub fn is_end_switch(&self, node: u32) -> bool {
+        self.no_transit.get(node as usize).copied().unwrap_or(false)
+    }
+
+    /// True when local port `l` of `node` leads to a preferred switch.
+    #[inline]
+    fn leads_to_preferred(&self, node: u32, l: u32) -> bool {
+        let v = self.port_peer[(self.port_offset[node as usize] + l) as usize];
+        self.prefer.get(v as usize).copied().unwrap_or(false)
+    }
+
     /// The smallest lookahead over all links for packets of at least `min_packet` bytes:
     /// propagation + serialization of the smallest packet.
     pub fn lookahead(&self, min_packet: Bytes) -> SimTime {
@@ -405,11 +441,14 @@ impl ShortestPathTables {
             }
             while let Some(u) = frontier.pop_front() {
                 let du = row[u as usize];
+                // A switch no route passes through reaches only its own hosts.
+                let end = u != a && net.is_end_switch(u);
                 for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
                     let v = net.port_peer[p as usize];
-                    if row[v as usize] == u16::MAX && !is_dead(p) {
+                    let switch = net.node_kind[v as usize] == NodeKind::Switch;
+                    if row[v as usize] == u16::MAX && !is_dead(p) && !(end && switch) {
                         row[v as usize] = du + 1;
-                        if net.node_kind[v as usize] == NodeKind::Switch {
+                        if switch {
                             frontier.push_back(v);
                         }
                     }
@@ -429,7 +468,11 @@ impl ShortestPathTables {
         if node == attach {
             return net.port_towards(node, dst);
         }
-        let is_next = |l: u32| Self::is_next(net, node, l, row, here, attach);
+        let preferred = Self::prefers(net, node, row, here, attach);
+        let is_next = |l: u32| {
+            Self::is_next(net, node, l, row, here, attach)
+                && (!preferred || net.leads_to_preferred(node, l))
+        };
         let count = (0..net.degree(node)).filter(|&l| is_next(l)).count() as u64;
         if count == 0 {
             return None;
@@ -463,10 +506,21 @@ impl ShortestPathTables {
             out.extend(net.port_towards(node, dst).filter(|&l| live(l)));
             return;
         }
-        out.extend(
-            (0..net.degree(node))
-                .filter(|&l| live(l) && Self::is_next(net, node, l, row, here, attach)),
-        );
+        let preferred = Self::prefers(net, node, row, here, attach);
+        out.extend((0..net.degree(node)).filter(|&l| {
+            live(l)
+                && Self::is_next(net, node, l, row, here, attach)
+                && (!preferred || net.leads_to_preferred(node, l))
+        }));
+    }
+
+    /// True when some next hop of `node` towards `attach` is a preferred switch (then only
+    /// those are used).
+    fn prefers(net: &Network, node: u32, row: &[u16], here: u16, attach: u32) -> bool {
+        !net.prefer.is_empty()
+            && (0..net.degree(node)).any(|l| {
+                Self::is_next(net, node, l, row, here, attach) && net.leads_to_preferred(node, l)
+            })
     }
 
     /// The distance row of `dst`'s attachment switch, `node`'s distance on it and the
@@ -485,11 +539,13 @@ impl ShortestPathTables {
         Some((row, here, attach))
     }
 
-    /// Whether local port `l` of `node` is one hop closer to `attach` (never through a host).
+    /// Whether local port `l` of `node` is one hop closer to `attach` (never through a host,
+    /// nor through a switch that carries only its own hosts' traffic unless from one of them).
     fn is_next(net: &Network, node: u32, l: u32, row: &[u16], here: u16, attach: u32) -> bool {
         let v = net.port_peer[(net.port_offset[node as usize] + l) as usize];
-        row[v as usize] == here.wrapping_sub(1)
-            && (net.node_kind[v as usize] == NodeKind::Switch || v == attach)
+        let through = net.node_kind[v as usize] == NodeKind::Switch
+            && (!net.is_end_switch(v) || net.node_kind[node as usize] == NodeKind::Host);
+        row[v as usize] == here.wrapping_sub(1) && (through || v == attach)
     }
 }
 

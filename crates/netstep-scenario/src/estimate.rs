@@ -145,10 +145,10 @@ pub(crate) fn estimate_cc_samples(
     let step = interval.0.max(1);
     let mut rows = 0u64;
     for (id, f) in model.flows.flows.iter().enumerate() {
-        // A flow that waits for others may start late or never: counted as none (a lower
-        // bound).
+        // A flow that waits for others (or for its job's walker) may start late or never:
+        // counted as none (a lower bound).
         if matches!(&*f.transport, TransportSpec::OpenLoop(_))
-            || f.after.is_some()
+            || !model.starts_alone(id as u32)
             || keep.is_some_and(|k| !k.get(id).copied().unwrap_or(false))
         {
             continue;

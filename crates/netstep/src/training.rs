@@ -9,8 +9,10 @@
 //! last op, charged to them in the order they finish (SimAI charges that wait to layer 0
 //! only, and only when layer 0 has a weight-gradient collective). Algorithm bandwidth =
 //! bytes / total, in GiB/s as SimAI prints it; bus bandwidth = algbw x 2(n-1)/n for
-//! all-reduce, x (n-1)/n otherwise, with `n` the op's own group size (SimAI takes TP or EP for
-//! the input gradient from the forward column's group, and DP from the header's PP).
+//! all-reduce, x (n-1)/n otherwise, with `n` the op's own group size (SimAI's weight-gradient
+//! DP size comes from the header's PP, not the forced 1). Exposed time is split by each op's
+//! own group (SimAI splits forward and input-gradient time by the forward column's group,
+//! and counts `_DP_EP` ones there as TP). The bubble and PP columns are 0: PP is 1 here.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -364,6 +366,14 @@ fn layers_batch(rows: &[LayerRow]) -> anyhow::Result<RecordBatch> {
 fn end_to_end(t: &Training) -> String {
     let us = |ns: u64| format!("{:.6}", ns as f64 / 1e3);
     let opt = |v: Option<f64>| v.map_or("nan".to_string(), |v| format!("{v:.6}"));
+    // SimAI prints busbw 0 for a pass without a collective (its algbw is 0/0, nan).
+    let bus = |c: &PassCells| {
+        if c.bytes == 0 {
+            "0.000000".to_string()
+        } else {
+            opt(c.busbw())
+        }
+    };
     let b = &t.breakdown;
     let end = b.end_ns.unwrap_or(0);
     let pct = |v: u64| {
@@ -422,13 +432,13 @@ fn end_to_end(t: &Training) -> String {
             us(vals[5]),
             us(vals[6]),
             opt(f.algbw()),
-            opt(f.busbw()),
+            bus(f),
             us(vals[7]),
             opt(w.algbw()),
-            opt(w.busbw()),
+            bus(w),
             us(vals[8]),
             opt(i.algbw()),
-            opt(i.busbw()),
+            bus(i),
             us(end)
         );
     }
@@ -447,7 +457,7 @@ fn end_to_end(t: &Training) -> String {
     );
     let _ = writeln!(
         text,
-        "total exposed comm,{:.0},total comp,{:.0},total time,{:.0}",
+        "total exposed comm,{:.6},total comp,{:.6},total time,{:.6}",
         exposed as f64 / 1e3,
         b.compute_ns as f64 / 1e3,
         end as f64 / 1e3

@@ -15,9 +15,10 @@
 //! As everywhere in netstep a host has one link: GPU `gpu<i>` hangs off its NIC `nic<i>` (a
 //! switch holding the GPU's NVLink and NIC links). Nodes: GPUs, NICs, NVSwitches `nvs<s>`,
 //! ASWs (`asw<k>`, or `asw<set>_<k>` with two sets), PSWs `psw<p>`. Routed by shortest paths
-//! with ECMP (same server over NVLink, as SimAI's routing prefers).
+//! with ECMP that never pass through another GPU's NIC and take the NVSwitch where it ties
+//! with an ASW ([`PathRules`]), as SimAI's routing does.
 
-use super::{LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec};
+use super::{LinkClass, LinkSpec, NodeKind, NodeSpec, PathRules, RoutingKind, TopologySpec};
 
 /// Which of SimAI's generator shapes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,6 +184,11 @@ pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
         nodes,
         links: list,
         classes: vec![links.host, links.nvlink, links.nic, links.fabric],
-        routing: RoutingKind::ShortestPath,
+        // A route never passes through another GPU's NIC, and takes the NVSwitch where it
+        // ties with an ASW (DCN+: two GPUs of a server on one ASW), as SimAI's routing does.
+        routing: RoutingKind::ShortestPathRules(Box::new(PathRules {
+            no_transit: (nic..nic + g).collect(),
+            prefer: (nvs..nvs + servers).collect(),
+        })),
     }
 }

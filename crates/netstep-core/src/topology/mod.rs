@@ -132,6 +132,20 @@ pub enum RoutingKind {
     Torus(Box<TorusRouter>),
     /// Shortest paths with ECMP, tables built per destination attachment node.
     ShortestPath,
+    /// Shortest paths with ECMP under [`PathRules`]: some switches carry only their own
+    /// hosts' traffic, some are preferred among equal-cost next hops.
+    ShortestPathRules(Box<PathRules>),
+}
+
+/// Rules on shortest paths ([`RoutingKind::ShortestPathRules`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PathRules {
+    /// Switches no route passes through: they carry only the traffic of the hosts attached to
+    /// them (a GPU's NIC holding its NVLink and network links).
+    pub no_transit: Vec<u32>,
+    /// Switches preferred among equal-cost next hops: where one of the next hops is one of
+    /// them, only those are used (SimAI's routing prefers an NVSwitch next hop).
+    pub prefer: Vec<u32>,
 }
 
 /// A whole topology, ready to spawn or compile.

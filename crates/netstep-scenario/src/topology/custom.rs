@@ -56,6 +56,17 @@ pub struct CustomConfig {
     ///
     /// Unit: path · Default: none · Example: `links_file = "links-file-links.csv"`
     pub links_file: Option<String>,
+    /// Switches no route passes through: each carries only the traffic of the hosts attached
+    /// to it (a GPU's NIC holding its NVLink and network links, as `netstep import simai`
+    /// writes them).
+    ///
+    /// Unit: list of names · Default: none · Example: `no_transit = ["nic0", "nic1"]`
+    pub no_transit: Option<Vec<String>>,
+    /// Switches preferred among equal-cost next hops: where one of a switch's next hops
+    /// towards a destination is one of them, only those are used (SimAI prefers the NVSwitch).
+    ///
+    /// Unit: list of names · Default: none · Example: `prefer = ["nvs0"]`
+    pub prefer: Option<Vec<String>>,
     /// Rows of `links_file` (counted when the scenario is loaded).
     #[serde(skip)]
     pub file_links: u64,
@@ -128,13 +139,40 @@ pub struct CustomLink {
 
 impl TopologyKind for CustomConfig {
     fn build(&self) -> Result<TopologySpec, Invalid> {
-        custom(
+        let mut spec = custom(
             &self.hosts,
             &self.switches,
             &self.links,
             &self.defaults,
             self.links_file.as_deref(),
-        )
+        )?;
+        if self.no_transit.is_some() || self.prefer.is_some() {
+            let switches: HashMap<&str, u32> = spec
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.kind == NodeKind::Switch)
+                .map(|(i, n)| (n.name.as_str(), i as u32))
+                .collect();
+            let ids = |list: &Option<Vec<String>>, field: &str| -> Result<Vec<u32>, Invalid> {
+                let path = FieldPath::of(&["topology", field]);
+                list.iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        switches.get(name.as_str()).copied().ok_or_else(|| {
+                            Invalid::new(path.clone().index(i), format!("{name:?} is not a switch"))
+                        })
+                    })
+                    .collect()
+            };
+            let rules = netstep_core::topology::PathRules {
+                no_transit: ids(&self.no_transit, "no_transit")?,
+                prefer: ids(&self.prefer, "prefer")?,
+            };
+            spec.routing = RoutingKind::ShortestPathRules(Box::new(rules));
+        }
+        Ok(spec)
     }
 
     fn counts(&self) -> Counts {

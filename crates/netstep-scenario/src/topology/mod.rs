@@ -169,7 +169,10 @@ pub fn check_size(
 /// Entries of the shortest-path routing table the engine will build for `spec` (attachment
 /// nodes x nodes; 0 for topologies routed arithmetically), in one pass over the links.
 pub fn routing_entries(spec: &TopologySpec) -> u64 {
-    if spec.routing != RoutingKind::ShortestPath {
+    if !matches!(
+        spec.routing,
+        RoutingKind::ShortestPath | RoutingKind::ShortestPathRules(_)
+    ) {
         return 0;
     }
     shortest_path_entries(spec)

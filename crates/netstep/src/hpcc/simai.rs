@@ -17,9 +17,10 @@
 //! behind a NIC node (a switch, id `nodes + i`) that takes over its links, joined to it by a
 //! link at the fastest of its links' rates and the shortest of their delays. That is one more
 //! store-and-forward hop than SimAI's (a packet's serialization at that rate plus the delay:
-//! 25 ns and 3 ns per 9 KB packet at SimAI's NVLink defaults). Routes are shortest paths, as
-//! SimAI's (its BFS prefers an NVSwitch next hop among equal-length ones; here every
-//! same-server route is through the NVSwitch, and no cross-server route can use it).
+//! a 25 ns delay and 25 ns to serialize a 9 KB packet at SimAI's NVLink defaults). Routes are
+//! shortest paths that never pass through another GPU's NIC node and take the NVSwitch where
+//! it ties with another next hop (`no_transit`, `prefer`), as SimAI's BFS routes (it never
+//! continues through a GPU and prefers an NVSwitch next hop among equal-length ones).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -218,6 +219,7 @@ pub fn import_into(files: &SimaiFiles<'_>, out: &Path) -> anyhow::Result<(PathBu
     let job = JobImport {
         topology: &simai.topology,
         first_nic: simai.topology.nodes - simai.gpus,
+        rules: routing_rules(&simai),
         sources,
         traffic,
         name,
@@ -235,6 +237,22 @@ pub fn import_into(files: &SimaiFiles<'_>, out: &Path) -> anyhow::Result<(PathBu
     let scenario = out.join("scenario.toml");
     std::fs::write(&scenario, toml).with_context(|| format!("writing {}", scenario.display()))?;
     Ok((scenario, not_modeled))
+}
+
+/// The `[topology]` lines that keep routes as SimAI's: no route through another GPU's NIC
+/// node, and the NVSwitch where it ties with another next hop (SimAI's BFS prefers it).
+fn routing_rules(simai: &SimaiTopology) -> String {
+    let quoted = |ids: &mut dyn Iterator<Item = u32>| {
+        ids.map(|i| format!("\"{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let first_nic = simai.topology.nodes - simai.gpus;
+    format!(
+        "no_transit = [{}]\nprefer = [{}]\n",
+        quoted(&mut (first_nic..simai.topology.nodes)),
+        quoted(&mut simai.nvswitches.iter().copied())
+    )
 }
 
 /// The priority group SimAI's flows use (`entry.h`: `pg = 3`).

@@ -32,12 +32,17 @@ fn import(topology: &str, out: &Path) -> PathBuf {
 
 /// The node names a packet from `src` to `dst` visits (ECMP hash 0).
 fn route(s: &netstep_scenario::Scenario, src: &str, dst: &str) -> Vec<String> {
+    route_with(s, src, dst, 0)
+}
+
+/// The node names a packet from `src` to `dst` visits, `hash` at every hop.
+fn route_with(s: &netstep_scenario::Scenario, src: &str, dst: &str, hash: u64) -> Vec<String> {
     let names = &s.node_names;
     let id = |n: &str| names.iter().position(|x| x == n).unwrap() as u32;
     let (mut at, to) = (id(src), id(dst));
     let mut path = vec![src.to_string()];
     while at != to {
-        let port = s.model.net.route(at, to, 0).expect("a route");
+        let port = s.model.net.route(at, to, hash).expect("a route");
         at = s.model.net.port_peer[s.model.net.port_id(at, port) as usize];
         path.push(names[at as usize].clone());
         assert!(path.len() < 10, "{path:?}");
@@ -60,6 +65,13 @@ fn a_spectrum_x_topology_keeps_nvlink_inside_servers_and_rails_across() {
     // GPU 0 behind NIC node 28: same server over NVSwitch 16, GPU 8 along rail ASW 18.
     assert_eq!(route(&s, "0", "1"), ["0", "28", "16", "29", "1"]);
     assert_eq!(route(&s, "0", "8"), ["0", "28", "18", "36", "8"]);
+    // Across rails and servers: up rail 0's ASW, a PSW, down rail 1's; never through GPU 1's
+    // NIC and NVLink (a path as short).
+    let across = route(&s, "0", "9");
+    assert_eq!(across.len(), 7, "{across:?}");
+    assert_eq!(across[..3], ["0", "28", "18"], "{across:?}");
+    assert_eq!(across[4..], ["19", "37", "9"], "{across:?}");
+    no_route_crosses_another_nic(&s, 16, 28);
     // Every GPU is a rank, in id order; SimAI's flows' priority group 3 is the job's class.
     let job = s.model.job.as_ref().unwrap();
     let hosts: Vec<&str> = job
@@ -205,4 +217,54 @@ fn native_gpu_clusters_wire_as_simai_s_generator() {
         "[topology]\nkind = \"gpu_cluster\"\nshape = \"rail_dual_plane\"\ngpus = 16\npsws = 4\nnics_per_switch = 128\n\
          links = { rate = \"200Gbps\", delay = \"500ns\" }\n[[traffic]]\nkind = \"permutation\"\nsize = \"1KB\"\n",
     );
+}
+
+/// No route between two of the `gpus` GPUs, under any of a few ECMP hashes, visits a NIC node
+/// (ids `first_nic..`) other than its ends'.
+fn no_route_crosses_another_nic(s: &netstep_scenario::Scenario, gpus: u32, first_nic: u32) {
+    let name = |i: u32| s.node_names[i as usize].clone();
+    for a in 0..gpus {
+        for b in (0..gpus).filter(|&b| b != a) {
+            for hash in 0..4 {
+                let path = route_with(s, &name(a), &name(b), hash);
+                let nics: Vec<&String> = path
+                    .iter()
+                    .filter(|n| {
+                        let i = s.node_names.iter().position(|x| x == *n).unwrap() as u32;
+                        i >= first_nic && i < first_nic + gpus
+                    })
+                    .collect();
+                assert_eq!(nics.len(), 2, "{a} -> {b}: {path:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn native_clusters_route_as_simai_never_through_another_gpu() {
+    let native = |shape: &str| {
+        crate::common::scenario(
+            &format!(
+                "[topology]\nkind = \"gpu_cluster\"\nshape = \"{shape}\"\ngpus = 16\npsws = 4\nnics_per_switch = 4\n\
+                 links = {{ rate = \"400Gbps\", delay = \"500ns\" }}\n[[traffic]]\nkind = \"permutation\"\nsize = \"1KB\"\n"
+            ),
+            &[],
+        )
+    };
+    for shape in [
+        "rail_single_tor",
+        "rail_dual_tor",
+        "rail_dual_plane",
+        "dcn",
+        "dcn_dual_tor",
+    ] {
+        let s = native(shape);
+        no_route_crosses_another_nic(&s, 16, 16);
+        // Same server: over the NVSwitch, also where the two GPUs share an ASW (DCN+).
+        assert_eq!(
+            route(&s, "gpu0", "gpu1"),
+            ["gpu0", "nic0", "nvs0", "nic1", "gpu1"],
+            "{shape}"
+        );
+    }
 }

@@ -14,6 +14,8 @@ pub(crate) struct JobImport<'a> {
     pub topology: &'a Topology,
     /// Nodes from this id on are NIC nodes (no ECN marking at their ports).
     pub first_nic: u32,
+    /// `[topology]` routing-rule lines (`no_transit`, `prefer`).
+    pub rules: String,
     /// Lines for the scenario's header: where the topology and the job came from.
     pub sources: Vec<String>,
     /// The `[[traffic]]` block.
@@ -43,7 +45,8 @@ pub(crate) fn import_job(
     // The fabric's switches mark; the NIC nodes stand for the GPUs' NICs, which do not.
     let switches = &job.topology.is_switch;
     let marks = |n: u32| switches[n as usize] && n < job.first_nic;
-    let topology = topology::topology(job.topology, &ecn, &marks, &mut log)?;
+    let mut topology = topology::topology(job.topology, &ecn, &marks, &mut log)?;
+    topology.rules = job.rules;
     let (mut transport, cc, mtu) = transport::transport(config_path, variant, &mut log)?;
     transport::nic_and_acks(variant, mtu, &mut transport, &mut switch, &mut log)?;
     let failures = failures(&mut log)?;

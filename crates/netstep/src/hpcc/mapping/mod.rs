@@ -381,9 +381,10 @@ fn scenario_text(
     let topology = &sections.topology;
     writeln!(
         toml,
-        "[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [{}]\nlinks = [\n{}]\n",
+        "[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [{}]\n{}links = [\n{}]\n",
         topology.hosts.join(", "),
         topology.switches.join(", "),
+        topology.rules,
         topology.links
     )?;
     writeln!(toml, "[transport]\n{}", sections.transport)?;

@@ -19,6 +19,8 @@ pub(super) struct TopologyText {
     pub(super) switches: Vec<String>,
     /// One inline table a line.
     pub(super) links: String,
+    /// Routing rules (`no_transit`, `prefer` lines), or empty.
+    pub(super) rules: String,
 }
 
 /// The nodes and links (`ERROR_RATE_PER_LINK` is the loss of links without their own); the
@@ -74,5 +76,6 @@ pub(super) fn topology(
         hosts,
         switches,
         links,
+        rules: String::new(),
     })
 }
