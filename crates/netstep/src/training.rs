@@ -171,8 +171,7 @@ pub fn report(scenario: &Scenario, output: &RunOutput) -> Option<Training> {
                 .done
                 .zip(t.issued)
                 .map(|(d, i)| (d + spec.ops[k].update).as_ns().saturating_sub(i.as_ns()));
-            cell.total_ns =
-                Some(cell.total_ns.unwrap_or(0) + total.unwrap_or(0)).filter(|_| total.is_some());
+            cell.total_ns = total.map(|t| cell.total_ns.unwrap_or(0) + t);
             cell.exposed_ns = exposed[k].map(|e| cell.exposed_ns.unwrap_or(0) + e);
             cell.bytes += bytes;
             let n = f64::from(n);

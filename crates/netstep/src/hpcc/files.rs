@@ -197,6 +197,33 @@ pub struct Link {
     pub error_rate: f64,
 }
 
+impl Link {
+    /// Reads one `a b rate delay error_rate` link of a topology file of `nodes` nodes (the
+    /// HPCC simulator's and SimAI's alike).
+    pub(crate) fn read(t: &mut Tokens, nodes: u32) -> anyhow::Result<Link> {
+        let a: u32 = t.parse("a link's first node id")?;
+        let b: u32 = t.parse("a link's second node id")?;
+        for id in [a, b] {
+            if id >= nodes {
+                return Err(t.error(&format!("node id {id} is not below the node count {nodes}")));
+            }
+        }
+        if a == b {
+            return Err(t.error(&format!("link from node {a} to itself")));
+        }
+        let rate = ns3_rate(&t.next("a link rate")?).map_err(|m| t.error(&m))?;
+        let delay = ns3_time(&t.next("a link delay")?).map_err(|m| t.error(&m))?;
+        let error_rate: f64 = t.parse("a link error rate")?;
+        Ok(Link {
+            a,
+            b,
+            rate,
+            delay,
+            error_rate,
+        })
+    }
+}
+
 /// The topology file: `nodes switches links`, the switch ids, then `a b rate delay error`.
 #[derive(Clone, Debug)]
 pub struct Topology {
@@ -285,30 +312,7 @@ impl Topology {
         }
         let mut list = Vec::with_capacity((links as usize).min(1 << 20));
         for _ in 0..links {
-            let a: u32 = t.parse("a link's first node id")?;
-            let b: u32 = t.parse("a link's second node id")?;
-            for id in [a, b] {
-                if id >= nodes {
-                    return Err(
-                        t.error(&format!("node id {id} is not below the node count {nodes}"))
-                    );
-                }
-            }
-            if a == b {
-                return Err(t.error(&format!("link from node {a} to itself")));
-            }
-            let rate = t.next("a link rate")?;
-            let rate = ns3_rate(&rate).map_err(|m| t.error(&m))?;
-            let delay = t.next("a link delay")?;
-            let delay = ns3_time(&delay).map_err(|m| t.error(&m))?;
-            let error_rate: f64 = t.parse("a link error rate")?;
-            list.push(Link {
-                a,
-                b,
-                rate,
-                delay,
-                error_rate,
-            });
+            list.push(Link::read(&mut t, nodes)?);
         }
         if let Some((line, extra)) = t.rest() {
             bail!(

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use netstep_core::units::BitsPerSec;
 
-use super::files::{Link, Tokens, Topology, ns3_rate, ns3_time};
+use super::files::{Link, Tokens, Topology};
 use super::mapping::{JobImport, import_job};
 
 /// SimAI's topology file, read, with the GPUs behind NIC nodes.
@@ -97,21 +97,7 @@ pub fn read_topology(path: &Path) -> anyhow::Result<SimaiTopology> {
     let switches = ids(sw, "a switch id", 1, &mut t)?;
     let mut list = Vec::with_capacity((links as usize + gpus as usize).min(1 << 22));
     for _ in 0..links {
-        let a: u32 = t.parse("a link's first node id")?;
-        let b: u32 = t.parse("a link's second node id")?;
-        if a >= nodes || b >= nodes || a == b {
-            return Err(t.error(&format!("link {a} - {b}: node ids below {nodes}, distinct")));
-        }
-        let rate = ns3_rate(&t.next("a link rate")?).map_err(|m| t.error(&m))?;
-        let delay = ns3_time(&t.next("a link delay")?).map_err(|m| t.error(&m))?;
-        let error_rate: f64 = t.parse("a link error rate")?;
-        list.push(Link {
-            a,
-            b,
-            rate,
-            delay,
-            error_rate,
-        });
+        list.push(Link::read(&mut t, nodes)?);
     }
     if let Some((line, extra)) = t.rest() {
         bail!(

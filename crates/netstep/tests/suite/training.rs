@@ -5,7 +5,7 @@
 use netstep_core::engine::{RankOutcome, RunOutput};
 use netstep_core::units::{Bytes, SimTime};
 
-use crate::common::{exact_on_1_and_4_threads, repo, scenario, scenario_file};
+use crate::common::{exact_on_1_and_4_threads, repo, scenario, scenario_file, text_error};
 
 /// Writes a workload file into a fresh temporary folder; returns its path.
 fn workload(name: &str, text: &str) -> String {
@@ -179,20 +179,6 @@ fn a_training_run_writes_its_layer_table_and_simai_end_to_end_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn refused(text: &str) -> String {
-    netstep_scenario::load_str(
-        text,
-        "test.toml",
-        "test",
-        None,
-        &[],
-        &netstep_scenario::Limits::machine(),
-    )
-    .err()
-    .expect("refused")
-    .to_string()
-}
-
 #[test]
 fn bad_training_jobs_are_refused_naming_file_line_and_field() {
     let header = "HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1";
@@ -201,7 +187,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "gpus",
         &format!("{header} all_gpus: 16\n1\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
     );
-    let e = refused(&one_server(&file, ""));
+    let e = text_error(&one_server(&file, ""));
     assert!(
         e.contains("traffic[0].ranks") && e.contains("all_gpus: 16"),
         "{e}"
@@ -211,7 +197,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "tiny",
         &format!("{header} all_gpus: 8\n1\nl -1 1 NONE 0 1 ALLREDUCE 8 1 NONE 0 1\n"),
     );
-    let e = refused(&one_server(&file, ""));
+    let e = text_error(&one_server(&file, ""));
     assert!(
         e.contains(":3: ig_size") && e.contains("chunks of 0 bytes"),
         "{e}"
@@ -221,7 +207,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "zero",
         &format!("{header} all_gpus: 8\n1\nl -1 1 ALLGATHER 0 1 NONE 0 1 NONE 0 1\n"),
     );
-    let e = refused(&one_server(&file, ""));
+    let e = text_error(&one_server(&file, ""));
     assert!(e.contains(":3: fwd_size") && e.contains("0 bytes"), "{e}");
     // Open loop has no acknowledgements to count sends by.
     let file = workload(
@@ -230,7 +216,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
     );
     let text =
         one_server(&file, "").replace("kind = \"rdma\"", "kind = \"open_loop\"\nrate = \"1Gbps\"");
-    let e = refused(&text);
+    let e = text_error(&text);
     assert!(
         e.contains("transport") && e.contains("acknowledgements"),
         "{e}"
@@ -238,7 +224,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
     // A second job.
     let text =
         one_server(&file, "") + &format!("[[traffic]]\nkind = \"aicb\"\nworkload = \"{file}\"\n");
-    let e = refused(&text);
+    let e = text_error(&text);
     assert!(
         e.contains("traffic[1].kind") && e.contains("one AICB job"),
         "{e}"
@@ -248,6 +234,6 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "count",
         &format!("{header} all_gpus: 8\n3\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
     );
-    let e = refused(&one_server(&file, ""));
+    let e = text_error(&one_server(&file, ""));
     assert!(e.contains("w.txt") && e.contains("row count"), "{e}");
 }
