@@ -4,7 +4,9 @@
 //! Memory: per egress port 8 bytes here (peer node + peer's local port + link class) and nothing else until the
 //! port first carries a packet (its dynamic state lives in the owning LP, allocated lazily).
 
-use std::collections::VecDeque;
+mod shortest_path;
+
+pub use shortest_path::{DENSE_BUDGET_BYTES, ShortestPathTables};
 
 use crate::topology::{
     ClusterRouter, FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind,
@@ -76,19 +78,6 @@ pub enum Routing {
     ShortestPath(ShortestPathTables),
     /// Dimension-order routing on a torus (one path, no choice).
     Torus(Box<crate::topology::TorusRouter>),
-}
-
-/// Distances (in hops) from every node to every host attachment node, computed by BFS that
-/// never transits a host. One table per attachment switch, not per host.
-#[derive(Clone, Debug)]
-pub struct ShortestPathTables {
-    /// For each host: index into `attach_nodes`; `u32::MAX` for switches.
-    host_attach: Vec<u32>,
-    /// The distinct attachment nodes.
-    attach_nodes: Vec<u32>,
-    /// `dist[a * n_nodes + v]`: hops from `v` to attachment node `a`; `u16::MAX` if unreachable.
-    dist: Vec<u16>,
-    n_nodes: usize,
 }
 
 /// The compiled, read-only network.
@@ -406,146 +395,6 @@ impl Network {
             .map(|c| c.delay + c.rate.serialization(min_packet))
             .min()
             .unwrap_or(SimTime::MAX)
-    }
-}
-
-impl ShortestPathTables {
-    /// Distance tables of `net` without the links whose ports are marked in `dead` (indexed
-    /// by global port; empty: every link is up).
-    pub(crate) fn build(net: &Network, dead: &[bool]) -> ShortestPathTables {
-        let is_dead = |p: u32| dead.get(p as usize).copied().unwrap_or(false);
-        let n_nodes = net.n_nodes();
-        let mut host_attach = vec![u32::MAX; n_nodes];
-        let mut attach_nodes: Vec<u32> = Vec::new();
-        let mut attach_index = vec![u32::MAX; n_nodes];
-        for n in 0..n_nodes as u32 {
-            if net.node_kind[n as usize] == NodeKind::Host {
-                let a = net.port_peer[net.port_offset[n as usize] as usize];
-                if attach_index[a as usize] == u32::MAX {
-                    attach_index[a as usize] = attach_nodes.len() as u32;
-                    attach_nodes.push(a);
-                }
-                host_attach[n as usize] = attach_index[a as usize];
-            }
-        }
-        let mut dist = vec![u16::MAX; attach_nodes.len() * n_nodes];
-        let mut frontier = VecDeque::new();
-        for (ai, &a) in attach_nodes.iter().enumerate() {
-            let row = &mut dist[ai * n_nodes..(ai + 1) * n_nodes];
-            row[a as usize] = 0;
-            frontier.clear();
-            // A host attached to another host: the destination host is the attachment itself;
-            // nothing transits it, so the BFS stops there.
-            if net.node_kind[a as usize] == NodeKind::Switch {
-                frontier.push_back(a);
-            }
-            while let Some(u) = frontier.pop_front() {
-                let du = row[u as usize];
-                // A switch no route passes through reaches only its own hosts.
-                let end = u != a && net.is_end_switch(u);
-                for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
-                    let v = net.port_peer[p as usize];
-                    let switch = net.node_kind[v as usize] == NodeKind::Switch;
-                    if row[v as usize] == u16::MAX && !is_dead(p) && !(end && switch) {
-                        row[v as usize] = du + 1;
-                        if switch {
-                            frontier.push_back(v);
-                        }
-                    }
-                }
-            }
-        }
-        ShortestPathTables {
-            host_attach,
-            attach_nodes,
-            dist,
-            n_nodes,
-        }
-    }
-
-    fn next_port(&self, net: &Network, node: u32, dst: u32, hash: u64) -> Option<u32> {
-        let (row, here, attach) = self.towards(node, dst)?;
-        if node == attach {
-            return net.port_towards(node, dst);
-        }
-        let preferred = Self::prefers(net, node, row, here, attach);
-        let is_next = |l: u32| {
-            Self::is_next(net, node, l, row, here, attach)
-                && (!preferred || net.leads_to_preferred(node, l))
-        };
-        let count = (0..net.degree(node)).filter(|&l| is_next(l)).count() as u64;
-        if count == 0 {
-            return None;
-        }
-        let pick = hash % count;
-        (0..net.degree(node))
-            .filter(|&l| is_next(l))
-            .nth(pick as usize)
-    }
-
-    fn next_hops(&self, net: &Network, node: u32, dst: u32, out: &mut Vec<u32>) {
-        self.live_next_hops(net, node, dst, &[], out);
-    }
-
-    /// [`ShortestPathTables::next_hops`] leaving out ports marked in `dead` (tables built
-    /// with the same `dead`).
-    pub(crate) fn live_next_hops(
-        &self,
-        net: &Network,
-        node: u32,
-        dst: u32,
-        dead: &[bool],
-        out: &mut Vec<u32>,
-    ) {
-        let Some((row, here, attach)) = self.towards(node, dst) else {
-            return;
-        };
-        let start = net.port_offset[node as usize];
-        let live = |l: u32| !dead.get((start + l) as usize).copied().unwrap_or(false);
-        if node == attach {
-            out.extend(net.port_towards(node, dst).filter(|&l| live(l)));
-            return;
-        }
-        let preferred = Self::prefers(net, node, row, here, attach);
-        out.extend((0..net.degree(node)).filter(|&l| {
-            live(l)
-                && Self::is_next(net, node, l, row, here, attach)
-                && (!preferred || net.leads_to_preferred(node, l))
-        }));
-    }
-
-    /// True when some next hop of `node` towards `attach` is a preferred switch (then only
-    /// those are used).
-    fn prefers(net: &Network, node: u32, row: &[u16], here: u16, attach: u32) -> bool {
-        !net.prefer.is_empty()
-            && (0..net.degree(node)).any(|l| {
-                Self::is_next(net, node, l, row, here, attach) && net.leads_to_preferred(node, l)
-            })
-    }
-
-    /// The distance row of `dst`'s attachment switch, `node`'s distance on it and the
-    /// attachment switch; `None` if `dst` is not a host or is unreachable from `node`.
-    fn towards(&self, node: u32, dst: u32) -> Option<(&[u16], u16, u32)> {
-        let ai = *self.host_attach.get(dst as usize)?;
-        if ai == u32::MAX {
-            return None;
-        }
-        let attach = self.attach_nodes[ai as usize];
-        let row = &self.dist[ai as usize * self.n_nodes..(ai as usize + 1) * self.n_nodes];
-        let here = row[node as usize];
-        if here == u16::MAX {
-            return None;
-        }
-        Some((row, here, attach))
-    }
-
-    /// Whether local port `l` of `node` is one hop closer to `attach` (never through a host,
-    /// nor through a switch that carries only its own hosts' traffic unless from one of them).
-    fn is_next(net: &Network, node: u32, l: u32, row: &[u16], here: u16, attach: u32) -> bool {
-        let v = net.port_peer[(net.port_offset[node as usize] + l) as usize];
-        let through = net.node_kind[v as usize] == NodeKind::Switch
-            && (!net.is_end_switch(v) || net.node_kind[node as usize] == NodeKind::Host);
-        row[v as usize] == here.wrapping_sub(1) && (through || v == attach)
     }
 }
 
