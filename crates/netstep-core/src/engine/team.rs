@@ -1,9 +1,18 @@
-//! The thread team of the window engine: worker threads kept running for the whole run, each
-//! with a contiguous block of chunks, spinning then yielding between windows instead of
-//! sleeping (as Days does), and [`Window`], what every chunk does in one window.
+//! The thread team of the window engine, and [`Window`], what every chunk does in one window.
+//!
+//! Worker threads are kept running for the whole run. Each thread (the calling thread is
+//! thread 0) has a home range of chunks, contiguous, and claims chunks from it one at a time;
+//! when its range is done it claims what is left of the others' ranges, so a slow or
+//! descheduled thread never holds more than the one chunk it is running, and an unbalanced
+//! placement evens out. Waiting spins briefly, then yields, then parks in the kernel
+//! ([`Backoff`]); on a busy machine the calling thread runs windows alone for a while
+//! ([`Pace`]). The chunks are independent within a window (each touches only itself and its
+//! own inbox), so who runs which never changes a result.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 use super::chunk::{Chunk, Inbox};
 use super::model::Model;
@@ -31,76 +40,152 @@ impl Window {
         placement: &Placement,
     ) {
         for (chunk, inbox) in chunks.iter_mut().zip(inboxes.iter_mut()) {
-            chunk.deliver(inbox, model, self.not_before);
-            chunk.process(self.bound, model, placement);
+            self.run_one(chunk, inbox, model, placement);
         }
+    }
+
+    /// One chunk's share of the window.
+    fn run_one(self, chunk: &mut Chunk, inbox: &mut Inbox, model: &Model, placement: &Placement) {
+        chunk.deliver(inbox, model, self.not_before);
+        chunk.process(self.bound, model, placement);
     }
 }
 
-/// One worker's share of a window: its chunks (moved to it and back each window, into vectors
-/// that keep their capacity) and the window.
-struct Job {
-    chunks: Vec<Chunk>,
-    inboxes: Vec<Inbox>,
-    window: Window,
-}
+/// `None` as a stored [`Window::not_before`].
+const NO_TIME: u64 = u64::MAX;
 
-/// Worker threads kept running for the whole run, as Days does: between windows they spin on
-/// a flag instead of sleeping, so a window's fork and join cost no system call. Worker `w`
-/// handles the `w + 1`-th contiguous block of chunks; the calling thread the first. The
-/// chunks are independent within a window, so who runs which never changes a result.
+/// Worker threads kept running for the whole run (see the module docs).
 pub(super) struct Team {
     /// Set when the run ends: the workers return.
-    pub(super) quit: AtomicBool,
-    posted: Vec<AtomicBool>,
-    finished: Vec<AtomicBool>,
-    slots: Vec<Mutex<Job>>,
+    quit: AtomicBool,
+    /// The window being run: its number, published last (release) after everything below.
+    epoch: AtomicU64,
+    bound: AtomicU64,
+    not_before: AtomicU64,
+    /// The chunks and their inboxes, moved in for each shared window and back out after it
+    /// (a chunk's mutex is only ever taken by the one thread that claimed it, then by the
+    /// calling thread once the window is done: never contended).
+    cells: Vec<Mutex<Option<(Chunk, Inbox)>>>,
+    /// Chunks in the current window.
+    n_chunks: AtomicUsize,
+    /// Per thread: the window's number (high 32 bits) and the next unclaimed chunk of the
+    /// thread's home range (low 32 bits); a claim is a compare-exchange that fails once the
+    /// window is another.
+    claims: Vec<AtomicU64>,
+    /// Chunks finished in the current window.
+    done: AtomicUsize,
+    /// Each worker's thread, to wake it when it parks.
+    threads: Vec<std::sync::OnceLock<Thread>>,
+    /// The calling thread, woken by the worker that finishes a window's last chunk.
+    caller: Thread,
+    /// Whether windows are shared or run solo (the calling thread's alone).
+    pace: Mutex<Pace>,
 }
 
 impl Team {
-    /// A team of `workers` threads (started by the caller with [`Team::work`]).
-    pub(super) fn new(workers: usize) -> Team {
+    /// A team of `workers` threads (started by the caller with [`Team::work`]) for
+    /// `n_chunks` chunks; the calling thread is the one that calls [`Team::step`].
+    pub(super) fn new(workers: usize, n_chunks: usize) -> Team {
         Team {
             quit: AtomicBool::new(false),
-            posted: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            finished: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            slots: (0..workers)
-                .map(|_| {
-                    Mutex::new(Job {
-                        chunks: Vec::new(),
-                        inboxes: Vec::new(),
-                        window: Window {
-                            bound: SimTime::ZERO,
-                            not_before: None,
-                        },
-                    })
-                })
-                .collect(),
+            epoch: AtomicU64::new(0),
+            bound: AtomicU64::new(0),
+            not_before: AtomicU64::new(NO_TIME),
+            cells: (0..n_chunks).map(|_| Mutex::new(None)).collect(),
+            n_chunks: AtomicUsize::new(0),
+            claims: (0..=workers).map(|_| AtomicU64::new(0)).collect(),
+            done: AtomicUsize::new(0),
+            threads: (0..workers).map(|_| std::sync::OnceLock::new()).collect(),
+            caller: std::thread::current(),
+            pace: Mutex::new(Pace::default()),
         }
     }
 
-    /// Worker `w`'s loop: wait (spinning) for a job, run it, hand it back.
+    /// Ends the run: every worker returns from [`Team::work`].
+    pub(super) fn stop(&self) {
+        self.quit.store(true, Ordering::Release);
+        self.threads
+            .iter()
+            .filter_map(std::sync::OnceLock::get)
+            .for_each(Thread::unpark);
+    }
+
+    /// Worker `w`'s loop: wait for a window, claim and run chunks until none is left, wait
+    /// for the next.
     pub(super) fn work(&self, w: usize, model: &Model, placement: &Placement) {
+        let _ = self.threads[w].set(std::thread::current());
+        let mut seen = 0;
         loop {
             let mut wait = Backoff::default();
-            while !self.posted[w].load(Ordering::Acquire) {
+            let epoch = loop {
                 if self.quit.load(Ordering::Acquire) {
                     return;
                 }
+                let epoch = self.epoch.load(Ordering::Acquire);
+                if epoch != seen {
+                    break epoch;
+                }
                 wait.snooze();
-            }
-            self.posted[w].store(false, Ordering::Relaxed);
-            let mut guard = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            let job = &mut *guard;
-            job.window
-                .run(&mut job.chunks, &mut job.inboxes, model, placement);
-            drop(guard);
-            self.finished[w].store(true, Ordering::Release);
+            };
+            seen = epoch;
+            self.run_claims(w + 1, epoch as u32, model, placement);
         }
     }
 
-    /// Runs `window` over all chunks: hands each worker its block, runs the first block here,
-    /// then takes the blocks back in order.
+    /// Claims and runs chunks of window `epoch` as thread `me` (home range first, then the
+    /// others'), until none is left; wakes the calling thread if it ran the window's last.
+    fn run_claims(&self, me: usize, epoch: u32, model: &Model, placement: &Placement) {
+        let threads = self.claims.len();
+        for r in (0..threads).map(|k| (me + k) % threads) {
+            while let Some(i) = self.claim(r, epoch) {
+                // The window's parameters and arrays stay put until every claimed chunk is
+                // done, and this claim is one of them.
+                let window = Window {
+                    bound: SimTime(self.bound.load(Ordering::Relaxed)),
+                    not_before: match self.not_before.load(Ordering::Relaxed) {
+                        NO_TIME => None,
+                        t => Some(SimTime(t)),
+                    },
+                };
+                let mut cell = self.cells[i].lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((chunk, inbox)) = cell.as_mut() {
+                    window.run_one(chunk, inbox, model, placement);
+                }
+                drop(cell);
+                let n = self.n_chunks.load(Ordering::Relaxed);
+                if self.done.fetch_add(1, Ordering::AcqRel) + 1 == n && me != 0 {
+                    self.caller.unpark();
+                }
+            }
+        }
+    }
+
+    /// Thread `r`'s home range of chunks.
+    fn range(&self, r: usize) -> std::ops::Range<usize> {
+        let n = self.n_chunks.load(Ordering::Relaxed);
+        let per = n.div_ceil(self.claims.len());
+        (r * per).min(n)..((r + 1) * per).min(n)
+    }
+
+    /// The next unclaimed chunk of range `r` in window `epoch`, claimed; `None` when the
+    /// range is exhausted or the window is over.
+    fn claim(&self, r: usize, epoch: u32) -> Option<usize> {
+        let range = self.range(r);
+        let slot = &self.claims[r];
+        let mut v = slot.load(Ordering::Acquire);
+        loop {
+            let i = range.start + (v & u32::MAX as u64) as usize;
+            if (v >> 32) as u32 != epoch || i >= range.end {
+                return None;
+            }
+            match slot.compare_exchange_weak(v, v + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(i),
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// Runs `window` over all chunks with the workers, or alone while [`Pace`] says so.
     pub(super) fn step(
         &self,
         chunks: &mut Vec<Chunk>,
@@ -109,55 +194,200 @@ impl Team {
         model: &Model,
         placement: &Placement,
     ) {
-        let n = chunks.len();
-        let per = n.div_ceil(self.slots.len() + 1);
-        // Worker `w`'s block starts here; a start at or past the end is no block.
-        let block = |w: usize| ((w + 1) * per).min(n);
-        // From the last block down, so each block is the tail of what is left. The chunks move
-        // into the worker's vectors, which keep their capacity: no allocation per window.
-        for w in (0..self.slots.len()).rev() {
-            if block(w) >= n {
-                continue;
-            }
-            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            job.chunks.extend(chunks.drain(block(w)..));
-            job.inboxes.extend(inboxes.drain(block(w)..));
-            job.window = window;
-            drop(job);
-            self.finished[w].store(false, Ordering::Relaxed);
-            self.posted[w].store(true, Ordering::Release);
+        let mut pace = self.pace.lock().unwrap_or_else(|e| e.into_inner());
+        if pace.solo() {
+            window.run(chunks, inboxes, model, placement);
+            return;
         }
-        window.run(chunks, inboxes, model, placement);
-        for w in (0..self.slots.len()).filter(|&w| block(w) < n) {
-            let mut wait = Backoff::default();
-            while !self.finished[w].load(Ordering::Acquire) {
-                wait.snooze();
-            }
-            let mut job = self.slots[w].lock().unwrap_or_else(|e| e.into_inner());
-            chunks.append(&mut job.chunks);
-            inboxes.append(&mut job.inboxes);
+        let n = chunks.len();
+        assert!(
+            n <= self.cells.len(),
+            "more chunks than the team was made for"
+        );
+        let epoch = self.epoch.load(Ordering::Relaxed) + 1;
+        self.bound.store(window.bound.0, Ordering::Relaxed);
+        self.not_before.store(
+            window.not_before.map_or(NO_TIME, |t| t.0),
+            Ordering::Relaxed,
+        );
+        for ((cell, chunk), inbox) in self
+            .cells
+            .iter()
+            .zip(chunks.drain(..))
+            .zip(inboxes.drain(..))
+        {
+            *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some((chunk, inbox));
+        }
+        self.n_chunks.store(n, Ordering::Relaxed);
+        self.done.store(0, Ordering::Relaxed);
+        let tag = (epoch as u32 as u64) << 32;
+        for slot in &self.claims {
+            slot.store(tag, Ordering::Relaxed);
+        }
+        self.epoch.store(epoch, Ordering::Release);
+        self.threads
+            .iter()
+            .filter_map(std::sync::OnceLock::get)
+            .for_each(Thread::unpark);
+        let started = Instant::now();
+        self.run_claims(0, epoch as u32, model, placement);
+        let ran = started.elapsed();
+        let waiting = Instant::now();
+        let mut backoff = Backoff::default();
+        while self.done.load(Ordering::Acquire) < n {
+            backoff.snooze();
+        }
+        pace.shared(ran, waiting.elapsed());
+        for cell in &self.cells[..n] {
+            let (chunk, inbox) = cell
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("every chunk comes back");
+            chunks.push(chunk);
+            inboxes.push(inbox);
         }
     }
 }
 
-/// Waiting for another thread: a short spin, then yielding the core on every try, so a thread
-/// that is waited for gets to run even when there are more threads than cores (tests run
-/// 4-thread engines side by side on 2 cores), and none ever sleeps in the kernel.
+/// Waiting for another thread: a short spin (the common case on idle cores: the other thread
+/// is a few microseconds away), then yielding the core, then parking in the kernel until
+/// woken, so a waiting thread never holds a core that the thread it waits for needs (a
+/// busy machine, or more threads than cores: tests run 4-thread engines side by side on 2
+/// cores). Every wake-up follows a store that the waiter checks before parking again, and a
+/// wake-up that comes before the park is kept, so none is lost.
 #[derive(Default)]
 struct Backoff {
-    tries: u32,
+    spins: u32,
+    yields: u32,
+    since: Option<Instant>,
 }
 
 impl Backoff {
-    /// Spins this many times before yielding.
-    const SPINS: u32 = 128;
+    /// Spins for this long before yielding: longer than the gap between windows on idle
+    /// cores, so a team that keeps up never parks (5-1,000 us differed by less than the
+    /// noise on the Days FatTree-16/512 run, 2 threads; benches/RESULTS.md).
+    const SPIN: Duration = Duration::from_micros(50);
+    /// Yields this many times before parking.
+    const YIELDS: u32 = 32;
 
     fn snooze(&mut self) {
-        if self.tries < Self::SPINS {
-            self.tries += 1;
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
+        if self.yields == 0 {
+            self.spins += 1;
+            // The clock is read once per 64 spins.
+            if !self.spins.is_multiple_of(64)
+                || self.since.get_or_insert_with(Instant::now).elapsed() < Self::SPIN
+            {
+                std::hint::spin_loop();
+                return;
+            }
         }
+        if self.yields < Self::YIELDS {
+            self.yields += 1;
+            std::thread::yield_now();
+        } else {
+            std::thread::park();
+        }
+    }
+}
+
+/// When the calling thread runs every chunk itself ("solo") instead of sharing them. On a
+/// busy machine sharing can lose: a worker preempted in the middle of a chunk holds the
+/// window up for a scheduler time slice, and a spinning worker takes CPU time from the
+/// calling thread's core. So after [`Pace::PROBE`] shared windows in which the calling thread
+/// waited for the workers longer than it ran chunks, it runs the next windows solo (as one
+/// thread would; the workers park), [`Pace::SOLO_MIN`] of them at first and twice as many
+/// after each probe that fails again, up to [`Pace::SOLO_MAX`].
+#[derive(Default)]
+struct Pace {
+    /// Shared windows measured in this probe.
+    shared: u32,
+    /// The calling thread's time running chunks in this probe.
+    ran: Duration,
+    /// Its time waiting for the workers in this probe.
+    waited: Duration,
+    /// Solo windows left before the next probe.
+    solo_left: u32,
+    /// Length of the next solo stretch.
+    solo_len: u32,
+}
+
+impl Pace {
+    /// Shared windows per probe.
+    const PROBE: u32 = 64;
+    /// The first solo stretch, in windows.
+    const SOLO_MIN: u32 = 256;
+    /// The longest solo stretch, in windows.
+    const SOLO_MAX: u32 = 1 << 16;
+
+    /// Whether this window runs solo (counting it).
+    fn solo(&mut self) -> bool {
+        if self.solo_left > 0 {
+            self.solo_left -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// Records a shared window: `ran` running chunks here, `waited` waiting for workers.
+    fn shared(&mut self, ran: Duration, waited: Duration) {
+        self.shared += 1;
+        self.ran += ran;
+        self.waited += waited;
+        if self.shared < Self::PROBE {
+            return;
+        }
+        if self.waited > self.ran {
+            self.solo_len = (self.solo_len * 2).clamp(Self::SOLO_MIN, Self::SOLO_MAX);
+            self.solo_left = self.solo_len;
+        } else {
+            self.solo_len = 0;
+        }
+        *self = Pace {
+            solo_left: self.solo_left,
+            solo_len: self.solo_len,
+            ..Pace::default()
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(pace: &mut Pace, ran_us: u64, waited_us: u64) {
+        for _ in 0..Pace::PROBE {
+            assert!(!pace.solo(), "a probe's windows are shared");
+            pace.shared(
+                Duration::from_micros(ran_us),
+                Duration::from_micros(waited_us),
+            );
+        }
+    }
+
+    fn solo_stretch(pace: &mut Pace) -> u32 {
+        let mut n = 0;
+        while pace.solo() {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn pace_goes_solo_after_a_losing_probe_and_backs_off_doubling() {
+        let mut pace = Pace::default();
+        probe(&mut pace, 10, 5);
+        assert_eq!(solo_stretch(&mut pace), 0, "sharing pays: stay shared");
+        let mut expect = Pace::SOLO_MIN;
+        for _ in 0..12 {
+            probe(&mut pace, 10, 11);
+            assert_eq!(solo_stretch(&mut pace), expect);
+            expect = (expect * 2).min(Pace::SOLO_MAX);
+        }
+        assert_eq!(expect, Pace::SOLO_MAX);
+        probe(&mut pace, 10, 1);
+        assert_eq!(solo_stretch(&mut pace), 0, "a good probe resets");
+        probe(&mut pace, 10, 11);
+        assert_eq!(solo_stretch(&mut pace), Pace::SOLO_MIN);
     }
 }

@@ -22,7 +22,6 @@
 //! the window it was sent in waits for that window's end: `max(t, window_end)`.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use super::chunk::{Chunk, Inbox};
 use super::placement::Placement;
@@ -192,7 +191,7 @@ impl<'m> WindowEngine<'m> {
         // the window loop runs on this one.
         if self.config.threads > 1 {
             let workers = self.config.threads - 1;
-            let team = Team::new(workers);
+            let team = Team::new(workers, self.chunks.len());
             let model = self.model;
             let placement = Arc::clone(&self.placement);
             std::thread::scope(|scope| {
@@ -202,7 +201,7 @@ impl<'m> WindowEngine<'m> {
                     scope.spawn(move || team.work(w, model, placement));
                 }
                 let result = self.run_loop(progress, trace, Some(&team));
-                team.quit.store(true, Ordering::Release);
+                team.stop();
                 result
             })
         } else {

@@ -182,10 +182,20 @@ pub fn sweep(request: &SweepRequest) -> Result<SweepReport, CliError> {
         return Ok(report);
     }
 
+    // By default the runs never ask for more threads than there are cores; asked to, they
+    // share cores (each run's waiting threads park, so none holds a core it does not use).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = request
         .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) / threads)
+        .unwrap_or(cores / threads)
         .clamp(1, pending.len().max(1));
+    if jobs * threads > cores {
+        report.notes.push(format!(
+            "{jobs} points at once x {threads} threads each on {cores} cores: the runs share \
+             cores and each is slower than alone (--jobs {} keeps one thread per core)",
+            (cores / threads).max(1)
+        ));
+    }
     let exe = std::env::current_exe()
         .context("finding the netstep binary")
         .map_err(CliError::Internal)?;
