@@ -74,6 +74,8 @@ pub(super) struct Team {
     claims: Vec<AtomicU64>,
     /// Chunks finished in the current window.
     done: AtomicUsize,
+    /// A chunk panicked on a worker thread.
+    panicked: AtomicBool,
     /// Each worker's thread, to wake it when it parks.
     threads: Vec<std::sync::OnceLock<Thread>>,
     /// The calling thread, woken by the worker that finishes a window's last chunk.
@@ -95,6 +97,7 @@ impl Team {
             n_chunks: AtomicUsize::new(0),
             claims: (0..=workers).map(|_| AtomicU64::new(0)).collect(),
             done: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
             threads: (0..workers).map(|_| std::sync::OnceLock::new()).collect(),
             caller: std::thread::current(),
             pace: Mutex::new(Pace::default()),
@@ -147,14 +150,12 @@ impl Team {
                         t => Some(SimTime(t)),
                     },
                 };
+                // Counts the chunk done even if it panics, so the calling thread is not
+                // left waiting for it (it then reports the panic).
+                let _done = Done { team: self, me };
                 let mut cell = self.cells[i].lock().unwrap_or_else(|e| e.into_inner());
                 if let Some((chunk, inbox)) = cell.as_mut() {
                     window.run_one(chunk, inbox, model, placement);
-                }
-                drop(cell);
-                let n = self.n_chunks.load(Ordering::Relaxed);
-                if self.done.fetch_add(1, Ordering::AcqRel) + 1 == n && me != 0 {
-                    self.caller.unpark();
                 }
             }
         }
@@ -238,6 +239,10 @@ impl Team {
             backoff.snooze();
         }
         pace.shared(ran, waiting.elapsed());
+        assert!(
+            !self.panicked.load(Ordering::Acquire),
+            "a worker thread panicked while running a chunk"
+        );
         for cell in &self.cells[..n] {
             let (chunk, inbox) = cell
                 .lock()
@@ -247,6 +252,36 @@ impl Team {
             chunks.push(chunk);
             inboxes.push(inbox);
         }
+    }
+}
+
+/// Marks one claimed chunk done when dropped (after it ran, or while its panic unwinds), and
+/// wakes the calling thread when it was the window's last.
+struct Done<'a> {
+    team: &'a Team,
+    me: usize,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        let team = self.team;
+        if std::thread::panicking() {
+            team.panicked.store(true, Ordering::Release);
+        }
+        let n = team.n_chunks.load(Ordering::Relaxed);
+        if team.done.fetch_add(1, Ordering::AcqRel) + 1 == n && self.me != 0 {
+            team.caller.unpark();
+        }
+    }
+}
+
+/// Stops the team when dropped: at the end of the run, or while a panic of the calling
+/// thread unwinds (so the scope's workers return and the panic is reported, not a hang).
+pub(super) struct StopOnDrop<'a>(pub(super) &'a Team);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 

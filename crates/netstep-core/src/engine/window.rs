@@ -26,7 +26,7 @@ use std::sync::Arc;
 use super::chunk::{Chunk, Inbox};
 use super::placement::Placement;
 use super::sampling;
-use super::team::{Team, Window};
+use super::team::{StopOnDrop, Team, Window};
 use super::trace::{HopRecord, NoTrace, TraceSink};
 use super::{
     EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
@@ -200,9 +200,8 @@ impl<'m> WindowEngine<'m> {
                     let placement = &*placement;
                     scope.spawn(move || team.work(w, model, placement));
                 }
-                let result = self.run_loop(progress, trace, Some(&team));
-                team.stop();
-                result
+                let _stop = StopOnDrop(&team);
+                self.run_loop(progress, trace, Some(&team))
             })
         } else {
             self.run_loop(progress, trace, None)
