@@ -490,3 +490,41 @@ flows = [{ src = "l0", dst = "r0", size = "100KB" }]
     let window = run_window(&s, 2, WindowMode::Exact);
     assert_same_simulation(&out, &window, "retry limit: window vs reference");
 }
+
+#[test]
+fn days_own_benchmark_has_days_pairs_and_routes_and_no_drops() {
+    // Days' check values (iQua/days, rand 0.10 SmallRng seeded 1000, petgraph A*): flows 0-4
+    // draw (125,74) (109,72) (77,49) (77,62) (33,1); flow 0 routes 125-253-297-205-74 (edge
+    // 125, agg 253-128, core 297-256, agg 205-128, edge 74), as benches/days-own writes them.
+    let file = "scenarios/days-baseline/days-own-k16-f512.toml";
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    let mut at = 0;
+    for (src, dst) in [(125, 74), (109, 72), (77, 49), (77, 62), (33, 1)] {
+        let flow = format!("{{ src = \"h{src}\", dst = \"h{dst}\", packets = 1500");
+        at += text[at..]
+            .find(&flow)
+            .unwrap_or_else(|| panic!("{file}: {flow} in order"));
+    }
+    assert!(
+        text.contains("path = [\"h125\", \"e125\", \"a125\", \"c41\", \"a77\", \"e74\", \"h74\"]")
+    );
+    // The "Expected" line: no drops (no directed link carries more than its 40 packets a
+    // second), and every hop of the packets sent at 1 ... 1,499 s but those of the last
+    // second's packets still on their way at the 1,500 s horizon.
+    let s = scenario_file(file, &[]);
+    let per_second: u64 = s
+        .model
+        .flows
+        .flows
+        .iter()
+        .map(|f| f.path.as_ref().expect("explicit path").forward.len() as u64)
+        .sum();
+    let out = run_window(&s, 2, WindowMode::Exact);
+    assert_eq!(out.stats.drops, 0);
+    let all = per_second * 1499;
+    assert!(
+        out.stats.packet_hops <= all && out.stats.packet_hops > all - per_second,
+        "{} hops of {all}",
+        out.stats.packet_hops
+    );
+}
