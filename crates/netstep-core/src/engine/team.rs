@@ -107,6 +107,12 @@ impl Team {
     /// Ends the run: every worker returns from [`Team::work`].
     pub(super) fn stop(&self) {
         self.quit.store(true, Ordering::Release);
+        self.wake_workers();
+    }
+
+    /// Wakes every worker that has parked (a worker not parked keeps the wake-up for its next
+    /// park, which then returns at once).
+    fn wake_workers(&self) {
         self.threads
             .iter()
             .filter_map(std::sync::OnceLock::get)
@@ -226,10 +232,7 @@ impl Team {
             slot.store(tag, Ordering::Relaxed);
         }
         self.epoch.store(epoch, Ordering::Release);
-        self.threads
-            .iter()
-            .filter_map(std::sync::OnceLock::get)
-            .for_each(Thread::unpark);
+        self.wake_workers();
         let started = Instant::now();
         self.run_claims(0, epoch as u32, model, placement);
         let ran = started.elapsed();

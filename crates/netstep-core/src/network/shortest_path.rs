@@ -157,22 +157,32 @@ impl ShortestPathTables {
     #[inline]
     pub(super) fn next_port(&self, net: &Network, node: u32, dst: u32, hash: u64) -> Option<u32> {
         if let Some(dense) = &self.dense {
-            let ai = *self.host_attach.get(dst as usize)?;
-            if ai == u32::MAX {
-                return None;
-            }
-            if node == self.attach_nodes[ai as usize] {
-                let l = dense.last_hop[dst as usize];
-                return (l != u16::MAX).then_some(l as u32);
-            }
-            let i = ai as usize * self.n_nodes + node as usize;
-            let (s, e) = (dense.start[i] as usize, dense.start[i + 1] as usize);
-            if s == e {
-                return None;
-            }
-            return Some(dense.hops[s + (hash % (e - s) as u64) as usize] as u32);
+            let hops = self.dense_hops(dense, node, dst);
+            return (!hops.is_empty()).then(|| hops[(hash % hops.len() as u64) as usize] as u32);
         }
         self.scan_next_port(net, node, dst, hash)
+    }
+
+    /// The next hops (local ports, ascending) at `node` towards host `dst` in the dense
+    /// table; empty without a route.
+    #[inline]
+    fn dense_hops<'a>(&self, dense: &'a NextHopTable, node: u32, dst: u32) -> &'a [u16] {
+        let Some(&ai) = self.host_attach.get(dst as usize) else {
+            return &[];
+        };
+        if ai == u32::MAX {
+            return &[];
+        }
+        if node == self.attach_nodes[ai as usize] {
+            let last = &dense.last_hop[dst as usize];
+            return if *last == u16::MAX {
+                &[]
+            } else {
+                std::slice::from_ref(last)
+            };
+        }
+        let i = ai as usize * self.n_nodes + node as usize;
+        &dense.hops[dense.start[i] as usize..dense.start[i + 1] as usize]
     }
 
     /// [`ShortestPathTables::next_port`] by scanning `node`'s ports against the distance
@@ -200,20 +210,7 @@ impl ShortestPathTables {
     /// Appends the equal-cost next hops (local ports, ascending) at `node` towards `dst`.
     pub(super) fn next_hops(&self, net: &Network, node: u32, dst: u32, out: &mut Vec<u32>) {
         if let Some(dense) = &self.dense {
-            let Some(&ai) = self.host_attach.get(dst as usize) else {
-                return;
-            };
-            if ai == u32::MAX {
-                return;
-            }
-            if node == self.attach_nodes[ai as usize] {
-                let l = dense.last_hop[dst as usize];
-                out.extend((l != u16::MAX).then_some(l as u32));
-                return;
-            }
-            let i = ai as usize * self.n_nodes + node as usize;
-            let slice = &dense.hops[dense.start[i] as usize..dense.start[i + 1] as usize];
-            out.extend(slice.iter().map(|&l| l as u32));
+            out.extend(self.dense_hops(dense, node, dst).iter().map(|&l| l as u32));
             return;
         }
         self.live_next_hops(net, node, dst, &[], out);
@@ -327,8 +324,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dense_table_equals_the_scan_on_a_fat_tree() {
+    /// A FatTree k = 4 routed by shortest-path tables instead of its arithmetic.
+    fn fat_tree_by_tables() -> TopologySpec {
         let spec = fat_tree(
             FatTree {
                 k: 4,
@@ -337,10 +334,15 @@ mod tests {
             class(),
             class(),
         );
-        assert_dense_equals_scan(&TopologySpec {
+        TopologySpec {
             routing: RoutingKind::ShortestPath,
             ..spec
-        });
+        }
+    }
+
+    #[test]
+    fn dense_table_equals_the_scan_on_a_fat_tree() {
+        assert_dense_equals_scan(&fat_tree_by_tables());
     }
 
     #[test]
@@ -426,19 +428,7 @@ mod tests {
 
     #[test]
     fn over_budget_falls_back_to_the_scan() {
-        let spec = fat_tree(
-            FatTree {
-                k: 4,
-                hosts_per_edge: 2,
-            },
-            class(),
-            class(),
-        );
-        let net = Network::compile(&TopologySpec {
-            routing: RoutingKind::ShortestPath,
-            ..spec
-        })
-        .unwrap();
+        let net = Network::compile(&fat_tree_by_tables()).unwrap();
         let Routing::ShortestPath(tables) = &net.routing else {
             unreachable!()
         };

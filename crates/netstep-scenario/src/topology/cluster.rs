@@ -4,7 +4,7 @@
 use netstep_core::topology::{self, Cluster, ClusterLinks, LinkClass, TopologySpec};
 use serde::{Deserialize, Serialize};
 
-use super::links::resolve_class;
+use super::links::tier_class;
 use super::{Counts, TopologyKind, at_least_one};
 use crate::config::LinkConfig;
 use crate::error::{FieldPath, Invalid};
@@ -72,13 +72,7 @@ const DEFAULT_FABS: u32 = 4;
 impl ClusterConfig {
     /// The three tiers' link classes.
     fn classes(&self) -> Result<ClusterLinks, Invalid> {
-        let top = FieldPath::of(&["topology"]);
-        let class = |tier: &Option<Box<LinkConfig>>, field: &str| {
-            resolve_class(&[
-                (self.links.as_deref(), top.key("links")),
-                (tier.as_deref(), top.key(field)),
-            ])
-        };
+        let class = |tier: &Option<Box<LinkConfig>>, field: &str| tier_class(&self.links, tier, field);
         Ok(ClusterLinks {
             host: class(&self.host_links, "host_links")?,
             tor_fab: class(&self.tor_fab_links, "tor_fab_links")?,

@@ -6,7 +6,7 @@
 use netstep_core::topology::{self, GpuShape, LinkClass, TopologySpec};
 use serde::{Deserialize, Serialize};
 
-use super::links::resolve_class;
+use super::links::tier_class;
 use super::{Counts, TopologyKind, at_least_one};
 use crate::config::LinkConfig;
 use crate::error::{FieldPath, Invalid};
@@ -107,13 +107,7 @@ impl GpuClusterConfig {
 
 impl TopologyKind for GpuClusterConfig {
     fn build(&self) -> Result<TopologySpec, Invalid> {
-        let top = FieldPath::of(&["topology"]);
-        let class = |tier: &Option<Box<LinkConfig>>, field: &str| {
-            resolve_class(&[
-                (self.links.as_deref(), top.key("links")),
-                (tier.as_deref(), top.key(field)),
-            ])
-        };
+        let class = |tier: &Option<Box<LinkConfig>>, field: &str| tier_class(&self.links, tier, field);
         let shape = self.checked()?;
         Ok(topology::gpu_cluster(
             shape,

@@ -8,6 +8,20 @@ use super::{DEFAULT_BUFFER, DEFAULT_DELAY, DEFAULT_RATE};
 use crate::config::LinkConfig;
 use crate::error::{FieldPath, Invalid};
 
+/// The class of one tier of a generated topology: `[topology] links` under the tier's own
+/// table `[topology] <field>` (either may be absent).
+pub(crate) fn tier_class(
+    links: &Option<Box<LinkConfig>>,
+    tier: &Option<Box<LinkConfig>>,
+    field: &str,
+) -> Result<LinkClass, Invalid> {
+    let top = FieldPath::of(&["topology"]);
+    resolve_class(&[
+        (links.as_deref(), top.key("links")),
+        (tier.as_deref(), top.key(field)),
+    ])
+}
+
 /// Resolves one link class: `layers` from most general to most specific, each with its path.
 pub(crate) fn resolve_class(
     layers: &[(Option<&LinkConfig>, FieldPath)],

@@ -5,7 +5,7 @@
 use netstep_core::topology::{self, LinkClass, TopologySpec};
 use serde::{Deserialize, Serialize};
 
-use super::links::resolve_class;
+use super::links::tier_class;
 use super::{Counts, TopologyKind, at_least_one};
 use crate::config::LinkConfig;
 use crate::error::{FieldPath, Invalid};
@@ -59,17 +59,11 @@ pub struct RailConfig {
 
 impl TopologyKind for RailConfig {
     fn build(&self) -> Result<TopologySpec, Invalid> {
-        let top = FieldPath::of(&["topology"]);
-        let class = |tier: &Option<Box<LinkConfig>>, field: &str| {
-            resolve_class(&[
-                (self.links.as_deref(), top.key("links")),
-                (tier.as_deref(), top.key(field)),
-            ])
-        };
+        let class = |tier: &Option<Box<LinkConfig>>, field: &str| tier_class(&self.links, tier, field);
         let pxn = self.pxn.unwrap_or(false);
         if self.spines == 0 && !pxn && self.gpus > 1 {
             return Err(Invalid::new(
-                top.key("spines"),
+                FieldPath::of(&["topology", "spines"]),
                 "with no spines the rails are not connected: give spines, or pxn = true to cross rails over NVLink",
             ));
         }
