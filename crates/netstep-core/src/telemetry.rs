@@ -8,7 +8,8 @@
 //! stack in a side table of the logical process that holds it, keyed by the packet id, and a
 //! transmission hands the stack to the next LP together with the arrival
 //! ([`crate::engine::event::EventSink::telemetry`]). Packets without the flag never touch the
-//! table.
+//! table. A TCP ACK with more SACK blocks than its packet holds (`sack_blocks` > 1) carries
+//! the others in the same side record; switches stamp data packets only.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -40,11 +41,17 @@ impl IntHop {
     }
 }
 
-/// The records of one packet, in path order.
+/// SACK blocks a TCP ACK carries beyond the first (which the packet itself holds).
+pub const MAX_EXTRA_SACK_BLOCKS: usize = 3;
+
+/// The side record of one packet: HPCC's per-hop records, in path order, or the further SACK
+/// blocks of a TCP ACK (`sack_blocks` > 1), which travel the same way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IntStack {
     n: u8,
     hops: [IntHop; MAX_INT_HOPS],
+    n_sack: u8,
+    sack: [(u32, u32); MAX_EXTRA_SACK_BLOCKS],
 }
 
 impl IntStack {
@@ -71,6 +78,21 @@ impl IntStack {
     /// True when no switch has stamped the packet.
     pub fn is_empty(&self) -> bool {
         self.n == 0
+    }
+    /// A side record holding SACK blocks `(start, length)` in segments (at most
+    /// [`MAX_EXTRA_SACK_BLOCKS`]; more are left out).
+    pub fn with_sack_blocks(blocks: &[(u32, u32)]) -> IntStack {
+        let mut s = IntStack::default();
+        for &b in blocks.iter().take(MAX_EXTRA_SACK_BLOCKS) {
+            s.sack[s.n_sack as usize] = b;
+            s.n_sack += 1;
+        }
+        s
+    }
+    /// The SACK blocks `(start, length)` this record carries, in the order the receiver
+    /// wrote them.
+    pub fn sack_blocks(&self) -> &[(u32, u32)] {
+        &self.sack[..self.n_sack as usize]
     }
 }
 

@@ -95,6 +95,9 @@ pub struct SwitchSettings {
     pub pfc: Option<PfcSpec>,
     /// ACKs, NACKs and CNPs go ahead of the queues, outside buffers, AQM and PFC.
     pub ack_priority: bool,
+    /// Switch ports admit a packet only while this many more bytes fit their byte buffer
+    /// (`[switch] admission_room`).
+    pub admission_room: Option<u32>,
 }
 
 /// What a run records beyond the always-written tables.
@@ -247,6 +250,7 @@ pub fn inject_flows(world: &mut World) {
             failures: None,
             pfc: None,
             ack_priority: false,
+            admission_room: None,
             job,
         }
     });
@@ -315,6 +319,7 @@ pub fn compile_elements(
         .net
         .compile_shortcut(model.nic.shaper.is_some(), dynamic_pfc);
     model.ack_priority = switches.ack_priority;
+    model.admission_room = switches.admission_room;
     model.trace = trace.0.clone();
     let mut list: Vec<&LinkDown> = failures.iter().collect();
     if list.is_empty() {

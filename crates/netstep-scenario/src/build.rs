@@ -17,7 +17,9 @@ use crate::config::{ScenarioFile, SimulationConfig, TransportConfig};
 use crate::error::{FieldPath, Invalid};
 use crate::limits::{self, Footprint, Limits};
 use crate::overrides::fnv1a;
-use crate::settings::{ResolvedFailure, balance, nic_config, pfc, resolve_failures, shared_buffer};
+use crate::settings::{
+    ResolvedFailure, admission_room, balance, nic_config, pfc, resolve_failures, shared_buffer,
+};
 use crate::trace_settings::{trace_config, trace_tables};
 use crate::{Collectives, Scenario, ScenarioMeta, VALIDATE_BUILD_BYTES, Validated};
 use crate::{checks, estimate, topology, traffic, transport};
@@ -346,6 +348,7 @@ fn spawn(
         balance: balance(&parsed.routing)?,
         pfc: pfc(&parsed.switch, &topology.classes)?,
         ack_priority: parsed.switch.ack_priority.unwrap_or(false),
+        admission_room: admission_room(&parsed.switch)?,
     };
     let mut world = World::new();
     world::spawn_topology(&mut world, topology);

@@ -245,6 +245,16 @@ pub struct SwitchFileConfig {
     /// Unit: bool · Default: false (they queue with their flow's class) · Example:
     /// `ack_priority = true`
     pub ack_priority: Option<bool>,
+    /// A packet is admitted to a switch port's byte buffer only while `admission_room` more
+    /// bytes still fit, whatever its own size (a packet that finds the port idle with nothing
+    /// waiting is sent): ns-3's point-to-point device queue without a queue disc, which the
+    /// device stops once it has no room for a packet of the device's MTU (1500 B), so that
+    /// the traffic-control layer drops every packet, ACKs included, until it wakes.
+    /// Packet-count buffers and lossless (PFC) packets are unaffected.
+    ///
+    /// Unit: size · Default: none (a packet is admitted while it fits itself) · Example:
+    /// `admission_room = "1500B"`
+    pub admission_room: Option<String>,
 }
 
 /// `[switch] pfc`: lossless classes and per-ingress thresholds.

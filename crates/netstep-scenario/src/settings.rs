@@ -321,6 +321,21 @@ pub(crate) fn pfc(
     }))
 }
 
+/// `[switch] admission_room`: above zero when given.
+pub(crate) fn admission_room(config: &config::SwitchFileConfig) -> Result<Option<u32>, Invalid> {
+    let path = FieldPath::of(&["switch", "admission_room"]);
+    let Some(room) = crate::fields::optional_size(&config.admission_room, path.clone())? else {
+        return Ok(None);
+    };
+    if room.0 == 0 || room.0 > u32::MAX as u64 {
+        return Err(Invalid::new(
+            path,
+            format!("must be between 1 B and 4294967295 B, got {room}"),
+        ));
+    }
+    Ok(Some(room.0 as u32))
+}
+
 pub(crate) fn shared_buffer(
     config: &config::SwitchFileConfig,
 ) -> Result<Option<netstep_core::queue::SharedBuffer>, Invalid> {

@@ -215,7 +215,9 @@ fn reference_states_the_transport_defaults() {
     use netstep_core::transport::rdma::hpcc::HpccSpec;
     use netstep_core::transport::rdma::timely::TimelySpec;
     use netstep_core::transport::rdma::{RdmaCc, RdmaSpec, Recovery};
-    use netstep_core::transport::tcp::TcpSpec;
+    use netstep_core::transport::tcp::{
+        Recovery as TcpRecovery, RecoveryExit, RttSampling, TcpSpec,
+    };
     let t = TcpSpec::new(CcSpec::NewReno);
     check_table(
         "`kind = \"tcp\"` (the default transport",
@@ -233,6 +235,30 @@ fn reference_states_the_transport_defaults() {
             ("rto_initial", duration(t.rto_initial)),
             ("rto_max", duration(t.rto_max)),
             ("max_retries", t.max_retries.to_string()),
+            ("profile", "`\"netstep\"`".into()),
+            ("sack_blocks", t.sack_blocks.to_string()),
+            ("sack_option_bytes", t.sack_option_bytes.to_string()),
+            (
+                "rtt_sampling",
+                match t.rtt_sampling {
+                    RttSampling::Echo => "`\"echo\"`".into(),
+                    RttSampling::Karn => "`\"karn\"`".into(),
+                },
+            ),
+            (
+                "recovery",
+                match t.recovery {
+                    TcpRecovery::Classic => "`\"classic\"`".into(),
+                    TcpRecovery::Prr => "`\"prr\"`".into(),
+                },
+            ),
+            (
+                "recovery_exit",
+                match t.recovery_exit {
+                    RecoveryExit::Flight => "`\"flight\"`".into(),
+                    RecoveryExit::Ssthresh => "`\"ssthresh\"`".into(),
+                },
+            ),
         ],
     );
     let d = DcqcnSpec::default();
@@ -345,6 +371,7 @@ fn reference_states_the_element_defaults() {
             ("alpha", SharedBuffer::DEFAULT_ALPHA.to_string()),
             ("pfc", "none (every class lossy)".into()),
             ("ack_priority", "false".into()),
+            ("admission_room", "none".into()),
         ],
     );
     let reference = include_str!("../../../scenarios/REFERENCE.md");

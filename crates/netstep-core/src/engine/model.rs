@@ -35,6 +35,9 @@ pub struct Model {
     pub pfc: Option<crate::pfc::PfcSpec>,
     /// Switches send ACKs, NACKs and CNPs ahead of their queues (`[switch] ack_priority`).
     pub ack_priority: bool,
+    /// Switch ports admit a packet only while this many more bytes fit their byte buffer,
+    /// whatever the packet's own size (`[switch] admission_room`: ns-3's stopped device queue).
+    pub admission_room: Option<u32>,
     /// A training job whose ranks' walkers start its flows ([`crate::job`]).
     pub job: Option<std::sync::Arc<crate::job::JobSpec>>,
 }

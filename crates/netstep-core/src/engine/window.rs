@@ -43,7 +43,8 @@ pub struct WindowEngine<'m> {
     placement: Arc<Placement>,
     /// Messages in transit, per destination chunk.
     inboxes: Vec<Inbox>,
-    /// Some flow carries telemetry (otherwise its buckets stay empty and are not swapped).
+    /// Some flow's packets carry side records (otherwise their buckets stay empty and are not
+    /// swapped).
     telemetry: bool,
     stats: RunStats,
     /// The flows that wait for no other flow, by start time then id: each is handed to its
@@ -117,7 +118,7 @@ impl<'m> WindowEngine<'m> {
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
-            telemetry: model.flows.flows.iter().any(|f| f.transport.telemetry()),
+            telemetry: model.flows.flows.iter().any(|f| f.transport.side_records()),
             stop: None,
             stats: RunStats {
                 window: width,

@@ -74,6 +74,11 @@ impl TransportSpec {
     pub fn telemetry(&self) -> bool {
         matches!(self, TransportSpec::Rdma(s) if s.cc.telemetry())
     }
+    /// True when some of the flow's packets carry a side record (telemetry, or a TCP ACK's
+    /// further SACK blocks), which the engine moves with them.
+    pub fn side_records(&self) -> bool {
+        self.telemetry() || matches!(self, TransportSpec::Tcp(s) if s.sack_blocks > 1)
+    }
     /// Smallest packet this transport ever puts on the wire (for the lookahead).
     pub fn min_packet(&self, size: Bytes) -> Bytes {
         match self {
@@ -120,6 +125,8 @@ pub struct TransportOut {
     pub packets: Vec<Packet>,
     /// Timers to set: `(time, token)`; the token comes back in the timer event.
     pub timers: Vec<(SimTime, u32)>,
+    /// Side records for packets of `packets` (by index): a TCP ACK's further SACK blocks.
+    pub side: Vec<(usize, Box<IntStack>)>,
 }
 
 /// Why a flow was given up.
@@ -248,7 +255,7 @@ impl Sender {
         out: &mut TransportOut,
     ) {
         match (self, spec) {
-            (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_ack(p, ack, now, out),
+            (Sender::Tcp(s), TransportSpec::Tcp(p)) => s.on_ack(p, ack, telemetry, now, out),
             (Sender::Rdma(s), TransportSpec::Rdma(p)) => s.on_feedback(p, ack, telemetry, now, out),
             _ => {}
         }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use netstep_core::transport::tcp::TcpSpec;
+use netstep_core::transport::tcp::{Recovery, RecoveryExit, RttSampling, TcpSpec};
 use netstep_core::transport::{CcSpec, TransportSpec};
 use netstep_core::units::{Bytes, SimTime};
 use serde::{Deserialize, Serialize};
@@ -99,6 +99,111 @@ pub struct TcpConfig {
     ///
     /// Unit: number in (0, 1] · Default: 1/16 · Example: `dctcp_g = 0.0625`
     pub dctcp_g: Option<f64>,
+    /// Sets `sack_blocks`, `sack_option_bytes`, `rtt_sampling`, `recovery` and
+    /// `recovery_exit` together (a field given explicitly wins): `"ns3"` as ns-3 3.44 with
+    /// `Timestamp = false` (4 blocks, option bytes, Karn, PRR, ssthresh), `"linux"` as Linux
+    /// with timestamps (3 blocks, option bytes, echo, PRR, ssthresh); `"netstep"` the defaults.
+    /// Without SACK a profile sets the RTT sampling and the exit rule only.
+    ///
+    /// Unit: `"netstep"`, `"ns3"` or `"linux"` · Default: `"netstep"` · Example:
+    /// `profile = "ns3"`
+    pub profile: Option<TcpProfile>,
+    /// SACK blocks per ACK, 1-4 (RFC 2018: the block holding the segment that triggered the
+    /// ACK first, then those of the most recently received out-of-order segments); ns-3 sends
+    /// up to 4 without timestamps and 3 with them, Linux 3 (timestamps on). Needs `sack`.
+    ///
+    /// Unit: count · Default: 1 · Example: `sack_blocks = 4`
+    pub sack_blocks: Option<u8>,
+    /// An ACK carrying SACK blocks grows by the option: 2 bytes plus 8 per block, padded to a
+    /// multiple of 4 (12, 20, 28, 36 bytes), as in ns-3 and Linux.
+    ///
+    /// Unit: bool · Default: false (every ACK is `header` bytes) · Example:
+    /// `sack_option_bytes = true`
+    pub sack_option_bytes: Option<bool>,
+    /// RTT samples: `"echo"` (each ACK echoes a send time, as the timestamp option: Linux, and
+    /// ns-3 with `Timestamp = true`) or `"karn"` (no timestamps: the first-sent time of the
+    /// oldest outstanding segment once acknowledged, never a retransmitted one, and any ACK of
+    /// new data drops the RTO's backoff: ns-3 3.44's `EstimateRtt` and `NewAck`).
+    ///
+    /// Unit: `"echo"` or `"karn"` · Default: `"echo"` · Example: `rtt_sampling = "karn"`
+    pub rtt_sampling: Option<RttSamplingConfig>,
+    /// The window during SACK fast recovery: `"classic"` (`ssthresh` at once, sending clocked
+    /// by `pipe`: RFC 6675, ns-3's `TcpClassicRecovery`) or `"prr"` (Proportional Rate
+    /// Reduction, RFC 6937: ns-3 3.44's default `TcpPrrRecovery`, Linux). Without SACK,
+    /// recovery is RFC 6582's window inflation. `"prr"` needs `sack`.
+    ///
+    /// Unit: `"classic"` or `"prr"` · Default: `"classic"` · Example: `recovery = "prr"`
+    pub recovery: Option<RecoveryConfig>,
+    /// The window when fast recovery ends: `"flight"` (`min(ssthresh, FlightSize + 1)`, RFC
+    /// 6582 option 1; CUBIC and BBR keep their own rule) or `"ssthresh"` (then the ending
+    /// ACK's ordinary growth: ns-3 3.44, Linux).
+    ///
+    /// Unit: `"flight"` or `"ssthresh"` · Default: `"flight"` · Example:
+    /// `recovery_exit = "ssthresh"`
+    pub recovery_exit: Option<RecoveryExitConfig>,
+}
+
+/// `profile`: a preset of the loss-recovery details.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpProfile {
+    /// netstep's defaults.
+    Netstep,
+    /// ns-3 3.44 with `Timestamp = false`.
+    Ns3,
+    /// Linux with timestamps.
+    Linux,
+}
+
+/// `rtt_sampling`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSamplingConfig {
+    /// Echoed send times.
+    Echo,
+    /// Karn's rule.
+    Karn,
+}
+
+/// `recovery`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryConfig {
+    /// RFC 6675.
+    Classic,
+    /// RFC 6937.
+    Prr,
+}
+
+/// `recovery_exit`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryExitConfig {
+    /// `min(ssthresh, FlightSize + 1)`.
+    Flight,
+    /// `ssthresh`.
+    Ssthresh,
+}
+
+impl TcpProfile {
+    /// `(sack_blocks, sack_option_bytes, rtt_sampling, recovery, recovery_exit)` of the
+    /// profile for a transport like `d` (one without SACK keeps the defaults but for the
+    /// RTT sampling and the exit rule).
+    fn settings(self, d: &TcpSpec) -> (u8, bool, RttSampling, Recovery, RecoveryExit) {
+        match self {
+            TcpProfile::Ns3 if !d.sack => (1, true, RttSampling::Karn, d.recovery, RecoveryExit::Ssthresh),
+            TcpProfile::Linux if !d.sack => (1, true, RttSampling::Echo, d.recovery, RecoveryExit::Ssthresh),
+            TcpProfile::Netstep => (
+                d.sack_blocks,
+                d.sack_option_bytes,
+                d.rtt_sampling,
+                d.recovery,
+                d.recovery_exit,
+            ),
+            TcpProfile::Ns3 => (4, true, RttSampling::Karn, Recovery::Prr, RecoveryExit::Ssthresh),
+            TcpProfile::Linux => (3, true, RttSampling::Echo, Recovery::Prr, RecoveryExit::Ssthresh),
+        }
+    }
 }
 
 /// A TCP congestion control.
@@ -184,6 +289,27 @@ impl TcpConfig {
             max_retries: self.max_retries.unwrap_or(d.max_retries),
             ..d
         };
+        let (blocks, option_bytes, rtt, recovery, exit) = self
+            .profile
+            .unwrap_or(TcpProfile::Netstep)
+            .settings(&spec);
+        let spec = TcpSpec {
+            sack_blocks: self.sack_blocks.unwrap_or(blocks),
+            sack_option_bytes: self.sack_option_bytes.unwrap_or(option_bytes),
+            rtt_sampling: self.rtt_sampling.map_or(rtt, |r| match r {
+                RttSamplingConfig::Echo => RttSampling::Echo,
+                RttSamplingConfig::Karn => RttSampling::Karn,
+            }),
+            recovery: self.recovery.map_or(recovery, |r| match r {
+                RecoveryConfig::Classic => Recovery::Classic,
+                RecoveryConfig::Prr => Recovery::Prr,
+            }),
+            recovery_exit: self.recovery_exit.map_or(exit, |r| match r {
+                RecoveryExitConfig::Flight => RecoveryExit::Flight,
+                RecoveryExitConfig::Ssthresh => RecoveryExit::Ssthresh,
+            }),
+            ..spec
+        };
         check(&spec, cc, self.sack, path)?;
         let shared = Arc::new(TransportSpec::Tcp(spec.clone()));
         Ok(TransportTemplate::Tcp(spec, shared))
@@ -199,6 +325,19 @@ fn check(spec: &TcpSpec, cc: CcSpec, sack: Option<bool>, path: &FieldPath) -> Re
                 "cc = \"{}\" (a REAL source) recovers by go-back-N after a timeout; SACK does not apply",
                 cc.name()
             ),
+        ));
+    }
+    if !(1..=4).contains(&spec.sack_blocks) {
+        return Err(Invalid::new(
+            path.key("sack_blocks"),
+            format!("must be 1 to 4 (a TCP option holds at most four), got {}", spec.sack_blocks),
+        ));
+    }
+    if !spec.sack && (spec.sack_blocks > 1 || spec.recovery == Recovery::Prr) {
+        let field = if spec.recovery == Recovery::Prr { "recovery" } else { "sack_blocks" };
+        return Err(Invalid::new(
+            path.key(field),
+            "applies to SACK recovery; this transport has sack = false",
         ));
     }
     if spec.initial_cwnd == 0 {

@@ -286,7 +286,7 @@ impl Algorithm for Bbr {
     }
 
     /// Recovery ended: the window before it comes back.
-    fn on_recovery_exit(&mut self, _flight: u32) {
+    fn on_recovery_exit(&mut self, _flight: Option<u32>) {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 

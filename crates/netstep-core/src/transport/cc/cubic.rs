@@ -128,7 +128,7 @@ impl Algorithm for Cubic {
     }
 
     /// Recovery ended: the window is the reduced one.
-    fn on_recovery_exit(&mut self, _flight: u32) {
+    fn on_recovery_exit(&mut self, _flight: Option<u32>) {
         self.cwnd = self.ssthresh;
     }
 

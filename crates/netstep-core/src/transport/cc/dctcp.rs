@@ -90,7 +90,7 @@ impl Algorithm for Dctcp {
         self.reno.on_congestion(flight);
     }
 
-    fn on_recovery_exit(&mut self, flight: u32) {
+    fn on_recovery_exit(&mut self, flight: Option<u32>) {
         self.reno.on_recovery_exit(flight);
     }
 

@@ -180,8 +180,9 @@ pub trait Algorithm {
     fn on_ack(&mut self, ack: &AckSample);
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
     fn on_congestion(&mut self, flight: u32);
-    /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
-    fn on_recovery_exit(&mut self, _flight: u32) {}
+    /// Fast recovery ended by an ACK that leaves `flight` segments outstanding (`None`: the
+    /// window goes to `ssthresh`, `recovery_exit = "ssthresh"`).
+    fn on_recovery_exit(&mut self, _flight: Option<u32>) {}
     /// A retransmission timeout with `flight` segments outstanding.
     fn on_timeout(&mut self, flight: u32);
     /// The rate (bits per second) at which the sender spaces its segments, or `None` to send
@@ -281,8 +282,9 @@ impl CongestionControl {
     pub fn on_congestion(&mut self, flight: u32) {
         each_algorithm!(self, c => c.on_congestion(flight))
     }
-    /// Fast recovery ended by an ACK that leaves `flight` segments outstanding.
-    pub fn on_recovery_exit(&mut self, flight: u32) {
+    /// Fast recovery ended by an ACK that leaves `flight` segments outstanding (`None`: the
+    /// window goes to `ssthresh`).
+    pub fn on_recovery_exit(&mut self, flight: Option<u32>) {
         each_algorithm!(self, c => c.on_recovery_exit(flight))
     }
     /// A retransmission timeout with `flight` segments outstanding.

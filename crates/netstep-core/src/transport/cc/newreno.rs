@@ -49,9 +49,13 @@ impl Algorithm for NewReno {
         self.cwnd = self.ssthresh;
     }
 
-    /// RFC 6582 §3.2 step 3, option 1: `min(ssthresh, FlightSize + 1)`.
-    fn on_recovery_exit(&mut self, flight: u32) {
-        self.cwnd = self.ssthresh.min((flight as f64).max(1.0) + 1.0).max(1.0);
+    /// RFC 6582 §3.2 step 3, option 1: `min(ssthresh, FlightSize + 1)`; `ssthresh` when no
+    /// flight is given (ns-3, Linux).
+    fn on_recovery_exit(&mut self, flight: Option<u32>) {
+        self.cwnd = match flight {
+            Some(flight) => self.ssthresh.min((flight as f64).max(1.0) + 1.0).max(1.0),
+            None => self.ssthresh.max(1.0),
+        };
     }
 
     /// RFC 5681 eq. 4 and loss window of one segment.

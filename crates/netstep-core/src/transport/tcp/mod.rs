@@ -19,6 +19,7 @@ pub use receiver::TcpReceiver;
 pub use rto::RtoEstimator;
 pub use scoreboard::Scoreboard;
 pub use sender::TcpSender;
+mod prr;
 
 use crate::transport::cc::CcSpec;
 use crate::units::{Bytes, SimTime};
@@ -55,8 +56,68 @@ pub struct TcpSpec {
     /// does with `fq` (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`); a congestion control
     /// with its own pacing rate is paced regardless.
     pub pacing: bool,
+    /// SACK blocks an ACK carries, 1-4 (RFC 2018: the block holding the segment that
+    /// triggered the ACK first, then the others most recently changed first).
+    pub sack_blocks: u8,
+    /// ACKs grow by the SACK option's bytes (kind and length, 8 per block, padded to 4
+    /// bytes: 12, 20, 28, 36), as in ns-3 and Linux; false keeps every ACK at `header_bytes`.
+    pub sack_option_bytes: bool,
+    /// Where RTT samples come from.
+    pub rtt_sampling: RttSampling,
+    /// How fast recovery sets the window while it lasts (SACK recovery).
+    pub recovery: Recovery,
+    /// The window when fast recovery ends.
+    pub recovery_exit: RecoveryExit,
     /// Congestion control.
     pub cc: CcSpec,
+}
+
+/// Where RTT samples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttSampling {
+    /// Every ACK that advances the cumulative point echoes the send time of the segment that
+    /// triggered it (the timestamp option, RFC 7323), retransmissions included (Linux with
+    /// timestamps, netstep's default).
+    Echo,
+    /// Karn's rule without timestamps, as ns-3 3.44 (`TcpSocketBase::EstimateRtt` over
+    /// `m_history`): an ACK that advances the cumulative point samples the first-sent time of
+    /// the oldest outstanding segment, unless it was retransmitted; any ACK of new data
+    /// recomputes the RTO from SRTT and RTTVAR, dropping the backoff.
+    Karn,
+}
+
+/// How fast recovery sets the window while it lasts (SACK recovery; RFC 6582 window
+/// inflation without SACK in either case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The window drops to `ssthresh` at once and `pipe` clocks the sending (RFC 6675; ns-3's
+    /// `TcpClassicRecovery`).
+    Classic,
+    /// Proportional Rate Reduction (RFC 6937 and its bis draft, as ns-3 3.44's
+    /// `TcpPrrRecovery` and Linux's `tcp_cwnd_reduction`).
+    Prr,
+}
+
+/// The window when fast recovery ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryExit {
+    /// `min(ssthresh, FlightSize + 1)` (RFC 6582 §3.2 step 3, option 1), the congestion
+    /// control's own rule for CUBIC and BBR; the ACK that ends recovery grows nothing.
+    Flight,
+    /// `ssthresh`, then that ACK's ordinary growth (ns-3 3.44's `ProcessAck`; Linux's
+    /// `tcp_end_cwnd_reduction`).
+    Ssthresh,
+}
+
+impl TcpSpec {
+    /// Bytes of an ACK that carries `blocks` SACK blocks.
+    pub fn ack_bytes(&self, blocks: u32) -> u32 {
+        if self.sack_option_bytes && blocks > 0 {
+            self.header_bytes + (2 + 8 * blocks).div_ceil(4) * 4
+        } else {
+            self.header_bytes
+        }
+    }
 }
 
 impl TcpSpec {
@@ -66,7 +127,8 @@ impl TcpSpec {
     /// headers, initial window 10, RTO 1 ms min / 1 s initial / 60 s max, DupThresh 3, 15
     /// retries (Linux `tcp_retries2`), no delayed ACK, ABC limit 2, no pacing; SACK on except
     /// for REAL's sources, which recover by go-back-N after a timeout only (no SACK, no fast
-    /// retransmit).
+    /// retransmit); one SACK block per ACK, ACKs of `header_bytes`, echoed RTT samples,
+    /// classic recovery, `min(ssthresh, FlightSize + 1)` when it ends.
     pub fn new(cc: CcSpec) -> TcpSpec {
         let go_back_n = cc.go_back_n_only();
         TcpSpec {
@@ -82,6 +144,11 @@ impl TcpSpec {
             delayed_ack: None,
             abc_limit: 2,
             pacing: false,
+            sack_blocks: 1,
+            sack_option_bytes: false,
+            rtt_sampling: RttSampling::Echo,
+            recovery: Recovery::Classic,
+            recovery_exit: RecoveryExit::Flight,
             cc,
         }
     }

@@ -1,21 +1,25 @@
-//! The TCP receiver: reassembly, cumulative ACKs with one SACK block (RFC 2018), optional
+//! The TCP receiver: reassembly, cumulative ACKs with SACK blocks (RFC 2018), optional
 //! delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
 //!
 //! Out-of-order segments are kept as disjoint ranges. Each ACK carries the cumulative point
 //! and, when data is missing, one SACK block: the range holding the segment that triggered the
 //! ACK, or, when that segment advanced the cumulative point, the lowest range still held
-//! (RFC 2018 §4 asks for that block first; netstep's packet has room for one, so a sender
-//! learns the others from the ACKs of the segments that made them).
+//! (RFC 2018 §4 asks for that block first; netstep's packet has room for one). With
+//! `sack_blocks` > 1 the ACK carries up to three more in its side record
+//! ([`crate::telemetry::IntStack`]): the ranges of the most recently received out-of-order
+//! segments, most recent first; otherwise a sender learns them from the ACKs of the segments
+//! that made them.
 //!
 //! With `delayed_ack`, an in-order segment is acknowledged together with the next one or when
 //! the delay expires, whichever comes first; a segment out of order, a duplicate, or one that
 //! fills (part of) a gap is acknowledged at once. An ACK echoes the send time of the oldest
 //! segment it acknowledges first (RFC 7323 §4.3), so delayed ACKs show in the sender's RTT.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::TcpSpec;
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
+use crate::telemetry::{IntStack, MAX_EXTRA_SACK_BLOCKS};
 use crate::transport::{FlowEnds, TransportOut};
 use crate::units::SimTime;
 
@@ -38,6 +42,9 @@ pub struct TcpReceiver {
     /// A segment since the last ACK arrived with the DECbit congestion bit.
     congestion: bool,
     timer_token: u32,
+    /// Out-of-order segments most recently received first (`sack_blocks` > 1 only): the
+    /// order of the further SACK blocks.
+    recent: VecDeque<u32>,
     /// Distinct segments received.
     pub delivered: u64,
     /// When the last missing segment arrived.
@@ -59,6 +66,7 @@ impl TcpReceiver {
             ce: false,
             congestion: false,
             timer_token: 0,
+            recent: VecDeque::new(),
             delivered: 0,
             completed: None,
         }
@@ -120,6 +128,25 @@ impl TcpReceiver {
         Some((start, (end - start).min(max)))
     }
 
+    /// Up to `n` SACK blocks besides the one starting at `first`: the ranges holding the
+    /// most recently received out-of-order segments, most recent first (RFC 2018 §4).
+    fn further_blocks(&self, first: u32, n: usize) -> Vec<(u32, u32)> {
+        let mut blocks: Vec<(u32, u32)> = Vec::with_capacity(n);
+        for &seq in &self.recent {
+            if blocks.len() == n {
+                break;
+            }
+            let Some((&start, &end)) = self.ranges.range(..=seq).next_back() else {
+                continue;
+            };
+            let held = seq < end && start != first && !blocks.iter().any(|b| b.0 == start);
+            if held {
+                blocks.push((start, end - start));
+            }
+        }
+        blocks
+    }
+
     /// Accepts a segment; acknowledges it now or arms the delayed-ACK timer.
     pub fn on_data(&mut self, spec: &TcpSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
         let seq = data.seq;
@@ -136,6 +163,11 @@ impl TcpReceiver {
         let (new, in_order) = self.store(seq);
         if new {
             self.delivered += 1;
+            if !in_order && spec.sack_blocks > 1 {
+                self.recent.retain(|&s| s != seq);
+                self.recent.push_front(seq);
+                self.recent.truncate(2 * MAX_EXTRA_SACK_BLOCKS + 2);
+            }
         }
         if self.expected == self.n_segments && self.completed.is_none() {
             self.completed = Some(now);
@@ -177,10 +209,21 @@ impl TcpReceiver {
         ack.set(Packet::ECN_ECHO, self.ce);
         ack.set(Packet::CONGESTION, self.congestion);
         self.congestion = false;
+        let mut blocks = 0;
         if let Some((start, len)) = self.sack_block(seq) {
             ack.sack_start = start;
             ack.sack_len = len as u16;
+            blocks = 1;
+            if spec.sack_blocks > 1 {
+                let extra = self.further_blocks(start, spec.sack_blocks as usize - 1);
+                blocks += extra.len() as u32;
+                if !extra.is_empty() {
+                    let record = Box::new(IntStack::with_sack_blocks(&extra));
+                    out.side.push((out.packets.len(), record));
+                }
+            }
         }
+        ack.size_bytes = spec.ack_bytes(blocks);
         out.packets.push(ack);
         self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
         self.pending = 0;

@@ -229,6 +229,12 @@ impl Scoreboard {
         None
     }
 
+    /// Whether a segment below `ack` (in the window) was retransmitted and not SACKed.
+    pub fn retransmitted_below(&self, ack: u32) -> bool {
+        let n = ack.saturating_sub(self.una) as usize;
+        self.retx_unsacked > 0 && self.flags.iter().take(n).any(|&f| f & (SACKED | RETX) == RETX)
+    }
+
     /// `seq` (in the window, not SACKed) is being sent again.
     pub fn retransmitted(&mut self, seq: u32) {
         let i = (seq - self.una) as usize;

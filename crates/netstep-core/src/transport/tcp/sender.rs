@@ -14,8 +14,11 @@
 //! (or `pacing = true`), segments leave no closer than their size at that rate, the rest
 //! waiting on a pacing timer.
 
+use super::prr::Prr;
+use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
-use super::{RtoEstimator, TcpSpec};
+use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, TcpSpec};
+use crate::telemetry::IntStack;
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
 use crate::transport::timer::{Retries, RtoTimer, TimerToken};
@@ -62,6 +65,12 @@ pub struct TcpSender {
     pub failure: Option<FailureReason>,
     /// Delivery-rate sampling state (only for congestion controls that ask for it).
     rates: Option<Box<RateState>>,
+    /// Karn's rule's send history (`rtt_sampling = "karn"` only).
+    karn: Option<Box<KarnHistory>>,
+    /// PRR's state while fast recovery lasts (`recovery = "prr"` only).
+    prr: Option<Prr>,
+    /// The window PRR set for the current ACK.
+    prr_cwnd: f64,
 }
 
 /// Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation), in segments.
@@ -113,6 +122,9 @@ impl TcpSender {
                     ..RateState::default()
                 })
             }),
+            karn: (spec.rtt_sampling == RttSampling::Karn).then(Box::default),
+            prr: None,
+            prr_cwnd: 0.0,
         };
         s.send_available(spec, now, out);
         s
@@ -120,7 +132,17 @@ impl TcpSender {
 
     /// Congestion window in segments (with NewReno's recovery inflation).
     pub fn cwnd(&self) -> f64 {
-        self.cc.cwnd() + self.inflation
+        self.window() + self.inflation
+    }
+
+    /// The window SACK recovery sends by: PRR's while it runs, else the congestion
+    /// control's.
+    fn window(&self) -> f64 {
+        if self.prr.is_some() {
+            self.prr_cwnd
+        } else {
+            self.cc.cwnd()
+        }
     }
 
     /// The flow's congestion-control state at `now`, for `cc_samples`.
@@ -148,31 +170,54 @@ impl TcpSender {
         self.snd_una >= self.n_segments
     }
 
-    /// Processes an ACK: cumulative point `ack.seq`, SACK block `[sack_start, +sack_len)`.
-    pub fn on_ack(&mut self, spec: &TcpSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+    /// Processes an ACK: cumulative point `ack.seq`, SACK block `[sack_start, +sack_len)` and
+    /// the further blocks of its side record (`sack_blocks` > 1).
+    pub fn on_ack(
+        &mut self,
+        spec: &TcpSpec,
+        ack: &Packet,
+        side: Option<&IntStack>,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         let a = ack.seq;
         if self.is_done() || self.failure.is_some() || a < self.snd_una {
             return;
         }
+        let delivered_before = self.snd_una + self.scoreboard.as_ref().map_or(0, |sb| sb.sacked());
+        // A partial ACK that covers a retransmitted segment (PRR's "safe ACK").
+        let safe = self.prr.is_some()
+            && self
+                .scoreboard
+                .as_ref()
+                .is_some_and(|sb| sb.retransmitted_below(a));
         if a > self.snd_una {
             self.retries.progress();
             let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
-            self.rto.sample(rtt, spec.rto_min, spec.rto_max);
+            self.sample_rtt(spec, a, rtt, now);
             let acked = a - self.snd_una;
             self.snd_una = a;
             self.snd_nxt = self.snd_nxt.max(a);
             if let Some(sb) = self.scoreboard.as_mut() {
                 sb.advance(a);
-                sb.sack(ack.sack_start, ack.sack_len as u32);
+                sack_all(sb, ack, side);
             }
             let (delivered, rate) = self.rate_sample(ack, now);
             let flight = self.high_sent - self.snd_una;
+            let mut grow = !self.in_recovery;
             if self.in_recovery {
                 if self.recover.is_some_and(|r| a > r) {
                     // Full ACK: leave fast recovery.
-                    self.cc.on_recovery_exit(flight);
+                    match spec.recovery_exit {
+                        RecoveryExit::Flight => self.cc.on_recovery_exit(Some(flight)),
+                        RecoveryExit::Ssthresh => {
+                            self.cc.on_recovery_exit(None);
+                            grow = true;
+                        }
+                    }
                     self.inflation = 0.0;
                     self.in_recovery = false;
+                    self.prr = None;
                     self.dupacks = 0;
                 } else if self.scoreboard.is_none() {
                     // NewReno partial ACK: retransmit the next hole, deflate by the amount
@@ -183,6 +228,8 @@ impl TcpSender {
                 }
             } else {
                 self.dupacks = 0;
+            }
+            if grow {
                 self.cc.on_ack(&AckSample {
                     acked,
                     now,
@@ -204,7 +251,7 @@ impl TcpSender {
         } else if self.snd_una < self.high_sent {
             self.dupacks += 1;
             if let Some(sb) = self.scoreboard.as_mut() {
-                sb.sack(ack.sack_start, ack.sack_len as u32);
+                sack_all(sb, ack, side);
             }
             if self.in_recovery {
                 if self.scoreboard.is_none() {
@@ -214,27 +261,59 @@ impl TcpSender {
                 && self.dupacks == spec.dupack_threshold
                 && self.recover.is_none_or(|r| a > r)
             {
-                self.enter_recovery(spec, now, out);
+                self.enter_recovery(spec, delivered_before, now, out);
             }
         }
-        if let Some(sb) = &self.scoreboard
-            && !self.in_recovery
-            && self.snd_una < self.high_sent
-            && (self.dupacks >= spec.dupack_threshold || sb.is_lost(self.snd_una))
-            && self.recover.is_none_or(|r| self.snd_una > r)
-        {
-            self.enter_recovery(spec, now, out);
+        let entering = self.scoreboard.as_ref().is_some_and(|sb| {
+            !self.in_recovery
+                && self.snd_una < self.high_sent
+                && (self.dupacks >= spec.dupack_threshold || sb.is_lost(self.snd_una))
+                && self.recover.is_none_or(|r| self.snd_una > r)
+        });
+        if entering {
+            self.enter_recovery(spec, delivered_before, now, out);
+        } else if let (Some(prr), Some(sb)) = (self.prr.as_mut(), self.scoreboard.as_ref()) {
+            let delivered = self.snd_una + sb.sacked() - delivered_before;
+            self.prr_cwnd = prr.on_ack(delivered, sb.pipe(), self.cc.ssthresh(), safe);
         }
         self.send_available(spec, now, out);
     }
 
+    /// Takes an RTT sample for an ACK that moved the cumulative point to `ack`: the echoed
+    /// `rtt`, or Karn's rule's (which also drops the RTO's backoff, as ns-3).
+    fn sample_rtt(&mut self, spec: &TcpSpec, ack: u32, rtt: SimTime, now: SimTime) {
+        match self.karn.as_mut() {
+            None => self.rto.sample(rtt, spec.rto_min, spec.rto_max),
+            Some(history) => match history.acked(ack, now) {
+                Some(rtt) => self.rto.sample(rtt, spec.rto_min, spec.rto_max),
+                None => self.rto.restore(spec.rto_min, spec.rto_max),
+            },
+        }
+    }
+
     /// Loss detected: reduce once, retransmit the first unacknowledged segment.
-    fn enter_recovery(&mut self, spec: &TcpSpec, now: SimTime, out: &mut TransportOut) {
+    /// With PRR, its state starts from `pipe` and this ACK (which delivered what exceeds
+    /// `delivered_before`) sets the window before the retransmission leaves.
+    fn enter_recovery(
+        &mut self,
+        spec: &TcpSpec,
+        delivered_before: u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
         let flight = self.high_sent - self.snd_una;
         self.cc.on_congestion(flight);
         self.recover = Some(self.high_sent - 1);
         self.in_recovery = true;
         self.fast_retransmits += 1;
+        if spec.recovery == Recovery::Prr
+            && let Some(sb) = &self.scoreboard
+        {
+            let mut prr = Prr::enter(sb.pipe());
+            let delivered = self.snd_una + sb.sacked() - delivered_before;
+            self.prr_cwnd = prr.on_ack(delivered, sb.pipe(), self.cc.ssthresh(), false);
+            self.prr = Some(prr);
+        }
         self.emit(spec, self.snd_una, now, out);
         if self.scoreboard.is_none() {
             self.inflation = spec.dupack_threshold as f64;
@@ -272,6 +351,10 @@ impl TcpSender {
         self.cc.on_timeout(flight);
         self.inflation = 0.0;
         self.in_recovery = false;
+        self.prr = None;
+        if let Some(history) = self.karn.as_mut() {
+            history.clear();
+        }
         self.dupacks = 0;
         // No new recovery before everything sent so far is acknowledged (RFC 6582 §4,
         // RFC 6675 §5.1).
@@ -330,7 +413,7 @@ impl TcpSender {
         let pace = self.pacing_rate(spec);
         if self.scoreboard.is_some() {
             // RFC 6675 §5 step (C): while cwnd - pipe >= 1 segment, send NextSeg.
-            let cwnd = self.cc.cwnd();
+            let cwnd = self.window();
             loop {
                 let sb = self.scoreboard.as_mut().expect("SACK mode");
                 if sb.pipe() as f64 + 1.0 > cwnd {
@@ -423,6 +506,12 @@ impl TcpSender {
                 *slot = (r.delivered, r.delivered_time, r.first_sent_time, now);
             }
         }
+        if let Some(prr) = self.prr.as_mut() {
+            prr.sent();
+        }
+        if let Some(history) = self.karn.as_mut() {
+            history.sent(seq, seq < self.high_sent, now);
+        }
         if seq < self.high_sent {
             self.retransmits += 1;
             if let Some(sb) = self.scoreboard.as_mut() {
@@ -453,5 +542,13 @@ impl TcpSender {
 
     fn arm_rto(&mut self, now: SimTime, out: &mut TransportOut) {
         self.rto_timer.arm(now + self.rto.rto(), RTO_TIMER, out);
+    }
+}
+
+/// Applies every SACK block of `ack`: the packet's own and its side record's.
+fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&IntStack>) {
+    sb.sack(ack.sack_start, ack.sack_len as u32);
+    for &(start, len) in side.map_or(&[][..], |s| s.sack_blocks()) {
+        sb.sack(start, len);
     }
 }

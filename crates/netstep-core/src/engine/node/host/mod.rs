@@ -281,6 +281,11 @@ impl HostState {
         sink: &mut impl EventSink,
     ) {
         let had_packets = !self.out.packets.is_empty();
+        for (index, record) in self.out.side.drain(..) {
+            let packet = &mut self.out.packets[index];
+            packet.set(Packet::TELEMETRY, true);
+            eg.lp.telemetry_in(packet.id(), record);
+        }
         if had_packets || !self.out.timers.is_empty() {
             eg.lp
                 .schedule_timers(flow, side, &mut self.out.timers, now, sink);

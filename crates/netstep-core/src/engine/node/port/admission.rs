@@ -4,7 +4,7 @@
 //! policing on arrival ([`crate::shaping::TrTcm`]).
 
 use super::state::{PortCold, PortState};
-use crate::queue::SharedBuffer;
+use crate::queue::{Entry, SharedBuffer};
 use crate::shaping::{Color, TrTcmSpec};
 use crate::topology::LinkClass;
 use crate::units::{BufferSize, Bytes, SimTime};
@@ -30,6 +30,21 @@ pub(super) fn limit(
     match shared {
         Some(shared) => shared.limit(class.buffer, ports.iter().map(|p| p.queue_bytes()).sum()),
         None => class.buffer,
+    }
+}
+
+/// `[switch] admission_room`: whether `entry` may join its queue under `limit`: while `room`
+/// more bytes fit a byte limit, whatever the packet's own size (ns-3's device queue, stopped
+/// once a packet of the device's MTU no longer fits). A packet that finds nothing waiting
+/// always may (the limit's own rule still applies), and so may any packet without a `room`
+/// or under a packet-count limit.
+#[inline]
+pub(super) fn has_room(room: Option<u32>, limit: BufferSize, entry: &Entry) -> bool {
+    match (room, limit) {
+        (Some(room), BufferSize::Bytes(b)) => {
+            entry.ahead_packets == 0 || entry.ahead_bytes.saturating_add(room as u64) <= b.0
+        }
+        _ => true,
     }
 }
 

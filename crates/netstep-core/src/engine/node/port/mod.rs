@@ -182,6 +182,10 @@ impl<'a> Egress<'a> {
             self.drop_entry(owner, at, &entry, DropReason::Policed, now, sink);
             return false;
         }
+        if !(O::HOST || lossless || admission::has_room(model.admission_room, limit, &entry)) {
+            self.drop_entry(owner, at, &entry, DropReason::BufferFull, now, sink);
+            return false;
+        }
         let (admission, mut now_sending) =
             queueing::offer(cold, at, entry, idle, paused, limit, now, model.seed);
         let accepted = match admission {

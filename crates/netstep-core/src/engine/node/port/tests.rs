@@ -132,6 +132,35 @@ fn a_discipline_that_keeps_state_sees_every_packet_even_at_an_idle_port() {
 }
 
 #[test]
+fn an_admission_room_refuses_every_packet_once_a_full_size_one_no_longer_fits() {
+    // 3000-byte buffers; the first packet goes out at once, the rest wait.
+    let offers = |room: Option<u32>| {
+        let model = ModelBuilder::new(star(2, class(BufferSize::Bytes(Bytes(3000)))), vec![])
+            .switches(SwitchSettings {
+                admission_room: room,
+                ..SwitchSettings::default()
+            })
+            .build();
+        let mut s = Switch::new(2, &model);
+        let mut got: Vec<bool> = (0..3)
+            .map(|n| s.offer(&model, 0, data(1, n, 0, 1000, 0), 0))
+            .collect();
+        // A 40-byte ACK behind 2000 waiting bytes.
+        let mut ack = data(1, 3, 0, 40, 0);
+        ack.kind = PacketKind::Ack;
+        got.push(s.offer(&model, 0, ack, 0));
+        (got, s.state.ports[0].queue_bytes(), s.state.lp.counters.drops)
+    };
+    // Own size: 2000 + 40 fits.
+    assert_eq!(offers(None), (vec![true, true, true, true], 2040, 0));
+    // Room for 1500 more: after 1000 waiting bytes 2500 <= 3000 admits; after 2000 no packet,
+    // however small, is admitted.
+    assert_eq!(offers(Some(1500)), (vec![true, true, true, false], 2000, 1));
+    // Room larger than the buffer: only a packet that finds nothing waiting gets in.
+    assert_eq!(offers(Some(4000)), (vec![true, true, false, false], 1000, 2));
+}
+
+#[test]
 fn the_shared_buffer_lowers_each_ports_limit_by_what_all_ports_hold() {
     let model = ModelBuilder::new(star(3, class(BufferSize::Bytes(Bytes(1_000_000)))), vec![])
         .switches(SwitchSettings {
