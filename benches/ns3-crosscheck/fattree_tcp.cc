@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -45,7 +46,6 @@ struct Flow
     int64_t startPs = 0;
     std::vector<uint32_t> path;
     Ptr<BulkSendApplication> app;
-    Ptr<PacketSink> sink;
     int64_t firstDataTxPs = -1; // first segment with payload handed to IP
     int64_t lastRxPs = -1;      // the sink has every byte
     uint64_t rxBytes = 0;
@@ -71,13 +71,9 @@ FlowKey(uint16_t sport, uint16_t dport)
 {
     const uint64_t n = g_flows.size();
     if (dport >= kBasePort && dport < kBasePort + n)
-    {
         return int64_t(dport - kBasePort) * 2;
-    }
     if (sport >= kBasePort && sport < kBasePort + n && dport >= kEphemeralFirst)
-    {
         return int64_t(sport - kBasePort) * 2 + 1;
-    }
     return -1;
 }
 
@@ -87,20 +83,12 @@ FlowKeyOfPacket(Ptr<const Packet> p)
 {
     uint8_t b[64];
     const uint32_t n = p->CopyData(b, sizeof b);
-    uint32_t off = 0;
-    if (n >= 2 && b[0] == 0x00 && b[1] == 0x21) // PPP, protocol IPv4
-    {
-        off = 2;
-    }
+    uint32_t off = n >= 2 && b[0] == 0x00 && b[1] == 0x21 ? 2 : 0; // PPP, protocol IPv4
     const uint32_t ipLen = n > off + 4 ? (uint32_t(b[off + 2]) << 8) | b[off + 3] : 0;
     if (n >= off + 20 && (b[off] >> 4) == 4 && b[off + 9] == 6 && ipLen == p->GetSize() - off)
-    {
-        off += (b[off] & 0x0f) * 4;
-    }
+        off += (b[off] & 0x0f) * 4; // an IPv4 header (protocol TCP, its length matching)
     if (n < off + 4)
-    {
         return -1;
-    }
     return FlowKey((uint16_t(b[off]) << 8) | b[off + 1], (uint16_t(b[off + 2]) << 8) | b[off + 3]);
 }
 
@@ -109,45 +97,19 @@ CountDrop(Ptr<const Packet> p)
 {
     const int64_t key = FlowKeyOfPacket(p);
     if (key < 0)
-    {
         ++g_unattributed;
-        return;
-    }
-    Flow& f = g_flows[key / 2];
-    (key % 2 == 0 ? f.dropsData : f.dropsAck)++;
+    else
+        (key % 2 == 0 ? g_flows[key / 2].dropsData : g_flows[key / 2].dropsAck)++;
 }
 
-void
-OnDeviceDrop(Ptr<const Packet> p)
-{
-    ++g_deviceDrops;
-    CountDrop(p);
-}
-
-void
-OnTcDrop(Ptr<const Packet> p)
-{
-    ++g_tcDrops;
-    CountDrop(p);
-}
-
-void
-OnQdiscDrop(Ptr<const QueueDiscItem> item)
-{
-    ++g_qdiscDrops;
-}
-
-void
-OnIpv4Drop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>, uint32_t)
+void OnDeviceDrop(Ptr<const Packet> p) { ++g_deviceDrops; CountDrop(p); }
+void OnTcDrop(Ptr<const Packet> p) { ++g_tcDrops; CountDrop(p); }
+void OnQdiscDrop(Ptr<const QueueDiscItem>) { ++g_qdiscDrops; }
+void OnIpv4Drop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>, uint32_t)
 {
     ++g_ipv4Drops;
 }
-
-void
-OnPhyTx(Ptr<const Packet>)
-{
-    ++g_phyTx;
-}
+void OnPhyTx(Ptr<const Packet>) { ++g_phyTx; }
 
 /// NewReno that counts its socket's retransmission timeouts: TcpSocketState documents
 /// CA_EVENT_LOSS as "loss timeout", the event TcpSocketBase::ReTxTimeout gives the congestion
@@ -172,10 +134,7 @@ class CountingNewReno : public TcpNewReno
     {
     }
 
-    std::string GetName() const override
-    {
-        return "CountingNewReno";
-    }
+    std::string GetName() const override { return "CountingNewReno"; }
 
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
     {
@@ -186,10 +145,7 @@ class CountingNewReno : public TcpNewReno
         TcpNewReno::CwndEvent(tcb, event);
     }
 
-    Ptr<TcpCongestionOps> Fork() override
-    {
-        return CopyObject<CountingNewReno>(this);
-    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<CountingNewReno>(this); }
 
     int64_t m_flow = -1;
 };
@@ -225,10 +181,7 @@ class PathRouting : public Ipv4RoutingProtocol
         m_routes[interface] = r;
     }
 
-    void AddHop(int64_t key, uint32_t interface)
-    {
-        m_next[key] = interface;
-    }
+    void AddHop(int64_t key, uint32_t interface) { m_next[key] = interface; }
 
     Ptr<Ipv4Route> RouteOutput(Ptr<Packet>,
                                const Ipv4Header& header,
@@ -275,30 +228,12 @@ class PathRouting : public Ipv4RoutingProtocol
         return true;
     }
 
-    void NotifyInterfaceUp(uint32_t) override
-    {
-    }
-
-    void NotifyInterfaceDown(uint32_t) override
-    {
-    }
-
-    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override
-    {
-    }
-
-    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override
-    {
-    }
-
-    void SetIpv4(Ptr<Ipv4> ipv4) override
-    {
-        m_ipv4 = ipv4;
-    }
-
-    void PrintRoutingTable(Ptr<OutputStreamWrapper>, Time::Unit) const override
-    {
-    }
+    void NotifyInterfaceUp(uint32_t) override {}
+    void NotifyInterfaceDown(uint32_t) override {}
+    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void SetIpv4(Ptr<Ipv4> ipv4) override { m_ipv4 = ipv4; }
+    void PrintRoutingTable(Ptr<OutputStreamWrapper>, Time::Unit) const override {}
 
   protected:
     void DoDispose() override
@@ -318,15 +253,8 @@ class PathRouting : public Ipv4RoutingProtocol
 class PathRoutingHelper : public Ipv4RoutingHelper
 {
   public:
-    PathRoutingHelper* Copy() const override
-    {
-        return new PathRoutingHelper(*this);
-    }
-
-    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override
-    {
-        return CreateObject<PathRouting>();
-    }
+    PathRoutingHelper* Copy() const override { return new PathRoutingHelper(*this); }
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override { return CreateObject<PathRouting>(); }
 };
 
 void
@@ -359,19 +287,6 @@ OnRetransmission(uint32_t flow,
     ++g_flows[flow].retransmissions;
 }
 
-/// Closes a finished flow's sink sockets (its listening socket and the connection), so that
-/// the hosts' endpoint lists, which ns-3 searches linearly for every packet, stay short.
-void
-CloseSink(uint32_t flow)
-{
-    Ptr<PacketSink> sink = g_flows[flow].sink;
-    for (Ptr<Socket> s : sink->GetAcceptedSockets())
-    {
-        s->Close();
-    }
-    sink->GetListeningSocket()->Close();
-}
-
 void
 OnSinkRx(uint32_t flow, Ptr<const Packet> p, const Address&)
 {
@@ -380,7 +295,6 @@ OnSinkRx(uint32_t flow, Ptr<const Packet> p, const Address&)
     if (f.lastRxPs < 0 && f.rxBytes >= f.size)
     {
         f.lastRxPs = Simulator::Now().GetPicoSeconds();
-        Simulator::ScheduleNow(&CloseSink, flow); // after the socket has sent its ACK
     }
 }
 
@@ -449,6 +363,196 @@ ReadFlows(const std::string& file)
     return flows;
 }
 
+/// TCP as the workload asks (see the script's docstring); ns-3 defaults otherwise.
+void
+ConfigureTcp(const std::string& recovery)
+{
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
+                                                     : TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1u << 30));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1u << 30));
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));
+    // SYN and SYN-ACK retransmissions wait ConnTimeout (default 3 s): set to the data RTO floor.
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(1)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
+    // RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)) with G the clock granularity (default 1 ms).
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(0)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    // TIME_WAIT lasts 2 MSL (default 2 x 120 s): shortened so closed connections free their
+    // endpoints, which ns-3 searches linearly per packet (each flow has its own port).
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(0.001));
+}
+
+struct Network
+{
+    NodeContainer nodes;
+    std::vector<std::unordered_map<uint32_t, uint32_t>> ifOf; // [node][neighbour] = interface
+    std::vector<Ipv4Address> hostAddr;
+
+    Ptr<PathRouting> Routing(uint32_t node) const
+    {
+        return DynamicCast<PathRouting>(nodes.Get(node)->GetObject<Ipv4>()->GetRoutingProtocol());
+    }
+};
+
+/// The FatTree, numbered and wired as netstep's fat_tree.rs; every device traced for drops and
+/// transmissions.
+Network
+BuildFatTree(uint32_t k, const std::string& rate, const std::string& delay, uint32_t buffer)
+{
+    const uint32_t half = k / 2;
+    const uint32_t edges = k * half;
+    const uint32_t hosts = edges * half;
+    const uint32_t nodesN = hosts + 2 * edges + half * half;
+    Network net;
+    net.nodes.Create(nodesN);
+    net.ifOf.resize(nodesN);
+    net.hostAddr.resize(hosts);
+    InternetStackHelper stack;
+    stack.SetRoutingHelper(PathRoutingHelper());
+    stack.Install(net.nodes);
+
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue(rate));
+    p2p.SetChannelAttribute("Delay", StringValue(delay));
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, buffer)));
+    TrafficControlHelper hostFifo;
+    hostFifo.SetRootQueueDisc("ns3::FifoQueueDisc",
+                              "MaxSize",
+                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, 4000000000u)));
+    TrafficControlHelper tch;
+    Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
+    std::vector<std::tuple<uint32_t, uint32_t, Ipv4Address>> neighbours; // node, interface, peer
+    auto link = [&](uint32_t a, uint32_t b) {
+        NetDeviceContainer devs = p2p.Install(net.nodes.Get(a), net.nodes.Get(b));
+        Ipv4InterfaceContainer ifc = addresses.Assign(devs); // installs FqCoDel on both ends
+        addresses.NewNetwork();
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            Ptr<NetDevice> dev = devs.Get(side);
+            const uint32_t node = side ? b : a;
+            tch.Uninstall(dev); // switches: no queue disc; hosts: the FIFO below
+            if (node < hosts)
+            {
+                Ptr<QueueDisc> fifo = hostFifo.Install(dev).Get(0);
+                fifo->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdiscDrop));
+                net.hostAddr[node] = ifc.GetAddress(side);
+            }
+            auto p2pDev = DynamicCast<PointToPointNetDevice>(dev);
+            p2pDev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnDeviceDrop));
+            p2pDev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTx));
+            net.ifOf[node][side ? a : b] = ifc.Get(side).second;
+            neighbours.emplace_back(node, ifc.Get(side).second, ifc.GetAddress(1 - side));
+        }
+    };
+    for (uint32_t h = 0; h < hosts; ++h)
+    {
+        link(h, hosts + h / half);
+    }
+    for (uint32_t e = 0; e < edges; ++e) // edge e = pod * half + i, to every agg of its pod
+    {
+        for (uint32_t u = 0; u < half; ++u)
+        {
+            link(hosts + e, hosts + edges + (e / half) * half + u);
+        }
+    }
+    for (uint32_t a = 0; a < edges; ++a) // agg a = pod * half + j, to cores j * half + u
+    {
+        for (uint32_t u = 0; u < half; ++u)
+        {
+            link(hosts + edges + a, hosts + 2 * edges + (a % half) * half + u);
+        }
+    }
+    for (const auto& [node, iface, gateway] : neighbours)
+    {
+        net.Routing(node)->SetNeighbor(iface, gateway);
+    }
+    for (uint32_t n = 0; n < nodesN; ++n)
+    {
+        Ptr<Node> node = net.nodes.Get(n);
+        bool ok = node->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop",
+            MakeCallback(&OnTcDrop));
+        ok = ok && node->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+                       "Drop",
+                       MakeCallback(&OnIpv4Drop));
+        NS_ABORT_MSG_IF(!ok, "a drop trace source is missing");
+    }
+    return net;
+}
+
+/// Each flow's path in the switches' tables, its PacketSink and its BulkSendApplication.
+void
+InstallFlows(const Network& net)
+{
+    for (uint32_t i = 0; i < g_flows.size(); ++i)
+    {
+        Flow& f = g_flows[i];
+        for (size_t h = 0; h < f.path.size(); ++h)
+        {
+            const uint32_t n = f.path[h];
+            NS_ABORT_MSG_IF(n >= net.ifOf.size(), "flow " << i << ": no node " << n);
+            for (size_t dir = 0; dir < 2; ++dir)
+            {
+                if ((dir == 0 && h + 1 == f.path.size()) || (dir == 1 && h == 0))
+                {
+                    continue;
+                }
+                const uint32_t next = dir == 0 ? f.path[h + 1] : f.path[h - 1];
+                auto it = net.ifOf[n].find(next);
+                NS_ABORT_MSG_IF(it == net.ifOf[n].end(), "flow " << i << ": no link " << n << "-" << next);
+                net.Routing(n)->AddHop(int64_t(i) * 2 + dir, it->second);
+            }
+        }
+        const uint16_t port = kBasePort + i;
+        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sinkApp = sink.Install(net.nodes.Get(f.dst));
+        sinkApp.Start(PicoSeconds(f.startPs)); // listening before the SYN arrives
+        sinkApp.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, i));
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(net.hostAddr[f.dst], port));
+        bulk.SetAttribute("MaxBytes", UintegerValue(f.size));
+        bulk.SetAttribute("SendSize", UintegerValue(1460));
+        ApplicationContainer app = bulk.Install(net.nodes.Get(f.src));
+        app.Start(PicoSeconds(f.startPs));
+        f.app = DynamicCast<BulkSendApplication>(app.Get(0));
+        Simulator::Schedule(PicoSeconds(f.startPs), &ScheduleAttach, i);
+    }
+}
+
+void
+WriteResults(const std::string& outFile,
+             const std::string& summaryFile,
+             double wall,
+             const std::string& recovery)
+{
+    std::ofstream out(outFile);
+    out << "flow_id,app_start_ps,first_data_tx_ps,last_rx_ps,rx_bytes,timeouts,loss_states,"
+           "retransmissions,drops_data,drops_ack\n";
+    uint64_t completed = 0;
+    for (uint32_t i = 0; i < g_flows.size(); ++i)
+    {
+        const Flow& f = g_flows[i];
+        completed += f.lastRxPs >= 0;
+        out << i << ',' << f.startPs << ',' << f.firstDataTxPs << ',' << f.lastRxPs << ','
+            << f.rxBytes << ',' << f.timeouts << ',' << f.lossStates << ',' << f.retransmissions
+            << ',' << f.dropsData << ',' << f.dropsAck << '\n';
+    }
+    std::ofstream summary(summaryFile);
+    summary << std::setprecision(12) << "{\"run_wall_seconds\": " << wall
+            << ", \"sim_end_ps\": " << Simulator::Now().GetPicoSeconds()
+            << ", \"flows\": " << g_flows.size() << ", \"flows_completed\": " << completed
+            << ", \"device_queue_drops\": " << g_deviceDrops << ", \"tc_drops\": " << g_tcDrops
+            << ", \"host_qdisc_drops\": " << g_qdiscDrops << ", \"ipv4_drops\": " << g_ipv4Drops
+            << ", \"unattributed_drops\": " << g_unattributed << ", \"packet_hops\": " << g_phyTx
+            << ", \"recovery\": \"" << recovery << "\"}\n";
+}
+
 } // namespace
 
 int
@@ -476,182 +580,15 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(k < 2 || k % 2, "k must be even");
     NS_ABORT_MSG_IF(recovery != "prr" && recovery != "classic", "--recovery: prr or classic");
     g_flows = ReadFlows(flowsFile);
-
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
-                                                     : TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1u << 30));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1u << 30));
-    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));
-    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(1)));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
-    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(0)));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    // TIME_WAIT lasts 2 MSL (default 2 x 120 s): shortened so closed connections free their
-    // endpoints (every flow has its own port; nothing reuses one).
-    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(0.001));
-
-    const uint32_t half = k / 2;
-    const uint32_t hosts = k * k * half / 2;
-    const uint32_t edges = k * k / 2;
-    const uint32_t cores = k * k / 4;
-    const uint32_t nodesN = hosts + 2 * edges + cores;
-    NodeContainer nodes;
-    nodes.Create(nodesN);
-    InternetStackHelper stack;
-    PathRoutingHelper routingHelper;
-    stack.SetRoutingHelper(routingHelper);
-    stack.Install(nodes);
-
-    PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("DataRate", StringValue(rate));
-    p2p.SetChannelAttribute("Delay", StringValue(delay));
-    p2p.SetQueue("ns3::DropTailQueue",
-                 "MaxSize",
-                 QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, buffer)));
-    TrafficControlHelper hostFifo;
-    hostFifo.SetRootQueueDisc("ns3::FifoQueueDisc",
-                              "MaxSize",
-                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, 4000000000u)));
-    TrafficControlHelper tch;
-    Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
-
-    // (node, neighbour) -> interface at node; the host addresses.
-    std::vector<std::unordered_map<uint32_t, uint32_t>> ifOf(nodesN);
-    std::vector<Ipv4Address> hostAddr(hosts);
-    std::vector<std::tuple<uint32_t, uint32_t, Ipv4Address>> neighbours; // node, interface, peer
-    auto link = [&](uint32_t a, uint32_t b) {
-        NetDeviceContainer devs = p2p.Install(nodes.Get(a), nodes.Get(b));
-        Ipv4InterfaceContainer ifc = addresses.Assign(devs); // installs FqCoDel on both ends
-        addresses.NewNetwork();
-        for (uint32_t side = 0; side < 2; ++side)
-        {
-            Ptr<NetDevice> dev = devs.Get(side);
-            const uint32_t node = side ? b : a;
-            tch.Uninstall(dev);
-            if (node < hosts)
-            {
-                hostFifo.Install(dev)
-                    .Get(0)
-                    ->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdiscDrop));
-                hostAddr[node] = ifc.GetAddress(side);
-            }
-            auto p2pDev = DynamicCast<PointToPointNetDevice>(dev);
-            p2pDev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnDeviceDrop));
-            p2pDev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTx));
-            ifOf[node][side ? a : b] = ifc.Get(side).second;
-        }
-        neighbours.emplace_back(a, ifc.Get(0).second, ifc.GetAddress(1));
-        neighbours.emplace_back(b, ifc.Get(1).second, ifc.GetAddress(0));
-    };
-    for (uint32_t h = 0; h < hosts; ++h)
-    {
-        link(h, hosts + h / half);
-    }
-    for (uint32_t pod = 0; pod < k; ++pod)
-    {
-        for (uint32_t i = 0; i < half; ++i)
-        {
-            for (uint32_t u = 0; u < half; ++u)
-            {
-                link(hosts + pod * half + i, hosts + edges + pod * half + u);
-            }
-        }
-    }
-    for (uint32_t pod = 0; pod < k; ++pod)
-    {
-        for (uint32_t j = 0; j < half; ++j)
-        {
-            for (uint32_t u = 0; u < half; ++u)
-            {
-                link(hosts + edges + pod * half + j, hosts + 2 * edges + j * half + u);
-            }
-        }
-    }
-    auto routing = [&](uint32_t node) {
-        return DynamicCast<PathRouting>(nodes.Get(node)->GetObject<Ipv4>()->GetRoutingProtocol());
-    };
-    for (const auto& [node, iface, gateway] : neighbours)
-    {
-        routing(node)->SetNeighbor(iface, gateway);
-    }
-    for (uint32_t n = 0; n < nodesN; ++n)
-    {
-        Ptr<Node> node = nodes.Get(n);
-        bool ok = node->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-            "TcDrop",
-            MakeCallback(&OnTcDrop));
-        ok = ok && node->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
-                       "Drop",
-                       MakeCallback(&OnIpv4Drop));
-        NS_ABORT_MSG_IF(!ok, "a drop trace source is missing");
-    }
-
-    for (uint32_t i = 0; i < g_flows.size(); ++i)
-    {
-        Flow& f = g_flows[i];
-        for (size_t h = 0; h < f.path.size(); ++h)
-        {
-            const uint32_t n = f.path[h];
-            NS_ABORT_MSG_IF(n >= nodesN, "flow " << i << ": no node " << n);
-            for (int dir = 0; dir < 2; ++dir)
-            {
-                if ((dir == 0 && h + 1 == f.path.size()) || (dir == 1 && h == 0))
-                {
-                    continue;
-                }
-                const uint32_t next = dir == 0 ? f.path[h + 1] : f.path[h - 1];
-                auto it = ifOf[n].find(next);
-                NS_ABORT_MSG_IF(it == ifOf[n].end(), "flow " << i << ": no link " << n << "-" << next);
-                routing(n)->AddHop(int64_t(i) * 2 + dir, it->second);
-            }
-        }
-        const uint16_t port = kBasePort + i;
-        PacketSinkHelper sink("ns3::TcpSocketFactory",
-                              InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer sinkApp = sink.Install(nodes.Get(f.dst));
-        sinkApp.Start(PicoSeconds(f.startPs)); // listening before the SYN arrives
-        f.sink = DynamicCast<PacketSink>(sinkApp.Get(0));
-        f.sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, i));
-        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(hostAddr[f.dst], port));
-        bulk.SetAttribute("MaxBytes", UintegerValue(f.size));
-        bulk.SetAttribute("SendSize", UintegerValue(1460));
-        ApplicationContainer app = bulk.Install(nodes.Get(f.src));
-        app.Start(PicoSeconds(f.startPs));
-        f.app = DynamicCast<BulkSendApplication>(app.Get(0));
-        Simulator::Schedule(PicoSeconds(f.startPs), &ScheduleAttach, i);
-    }
+    ConfigureTcp(recovery);
+    Network net = BuildFatTree(k, rate, delay, buffer);
+    InstallFlows(net);
 
     const auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const int64_t simEndPs = Simulator::Now().GetPicoSeconds();
     std::printf("ns-3 Simulator::Run() wall time: %.3f s\n", wall);
-
-    std::ofstream out(outFile);
-    out << "flow_id,app_start_ps,first_data_tx_ps,last_rx_ps,rx_bytes,timeouts,loss_states,"
-           "retransmissions,drops_data,drops_ack\n";
-    uint64_t completed = 0;
-    for (uint32_t i = 0; i < g_flows.size(); ++i)
-    {
-        const Flow& f = g_flows[i];
-        completed += f.lastRxPs >= 0;
-        out << i << ',' << f.startPs << ',' << f.firstDataTxPs << ',' << f.lastRxPs << ','
-            << f.rxBytes << ',' << f.timeouts << ',' << f.lossStates << ',' << f.retransmissions
-            << ',' << f.dropsData << ',' << f.dropsAck << '\n';
-    }
-    std::ofstream summary(summaryFile);
-    summary << "{\"run_wall_seconds\": " << wall << ", \"sim_end_ps\": " << simEndPs
-            << ", \"flows\": " << g_flows.size() << ", \"flows_completed\": " << completed
-            << ", \"device_queue_drops\": " << g_deviceDrops << ", \"tc_drops\": " << g_tcDrops
-            << ", \"host_qdisc_drops\": " << g_qdiscDrops << ", \"ipv4_drops\": " << g_ipv4Drops
-            << ", \"unattributed_drops\": " << g_unattributed << ", \"packet_hops\": " << g_phyTx
-            << ", \"recovery\": \"" << recovery << "\"}\n";
+    WriteResults(outFile, summaryFile, wall, recovery);
     Simulator::Destroy();
     return 0;
 }

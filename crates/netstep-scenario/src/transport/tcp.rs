@@ -191,8 +191,20 @@ impl TcpProfile {
     /// RTT sampling and the exit rule).
     fn settings(self, d: &TcpSpec) -> (u8, bool, RttSampling, Recovery, RecoveryExit) {
         match self {
-            TcpProfile::Ns3 if !d.sack => (1, true, RttSampling::Karn, d.recovery, RecoveryExit::Ssthresh),
-            TcpProfile::Linux if !d.sack => (1, true, RttSampling::Echo, d.recovery, RecoveryExit::Ssthresh),
+            TcpProfile::Ns3 if !d.sack => (
+                1,
+                true,
+                RttSampling::Karn,
+                d.recovery,
+                RecoveryExit::Ssthresh,
+            ),
+            TcpProfile::Linux if !d.sack => (
+                1,
+                true,
+                RttSampling::Echo,
+                d.recovery,
+                RecoveryExit::Ssthresh,
+            ),
             TcpProfile::Netstep => (
                 d.sack_blocks,
                 d.sack_option_bytes,
@@ -200,8 +212,20 @@ impl TcpProfile {
                 d.recovery,
                 d.recovery_exit,
             ),
-            TcpProfile::Ns3 => (4, true, RttSampling::Karn, Recovery::Prr, RecoveryExit::Ssthresh),
-            TcpProfile::Linux => (3, true, RttSampling::Echo, Recovery::Prr, RecoveryExit::Ssthresh),
+            TcpProfile::Ns3 => (
+                4,
+                true,
+                RttSampling::Karn,
+                Recovery::Prr,
+                RecoveryExit::Ssthresh,
+            ),
+            TcpProfile::Linux => (
+                3,
+                true,
+                RttSampling::Echo,
+                Recovery::Prr,
+                RecoveryExit::Ssthresh,
+            ),
         }
     }
 }
@@ -289,10 +313,8 @@ impl TcpConfig {
             max_retries: self.max_retries.unwrap_or(d.max_retries),
             ..d
         };
-        let (blocks, option_bytes, rtt, recovery, exit) = self
-            .profile
-            .unwrap_or(TcpProfile::Netstep)
-            .settings(&spec);
+        let (blocks, option_bytes, rtt, recovery, exit) =
+            self.profile.unwrap_or(TcpProfile::Netstep).settings(&spec);
         let spec = TcpSpec {
             sack_blocks: self.sack_blocks.unwrap_or(blocks),
             sack_option_bytes: self.sack_option_bytes.unwrap_or(option_bytes),
@@ -330,11 +352,18 @@ fn check(spec: &TcpSpec, cc: CcSpec, sack: Option<bool>, path: &FieldPath) -> Re
     if !(1..=4).contains(&spec.sack_blocks) {
         return Err(Invalid::new(
             path.key("sack_blocks"),
-            format!("must be 1 to 4 (a TCP option holds at most four), got {}", spec.sack_blocks),
+            format!(
+                "must be 1 to 4 (a TCP option holds at most four), got {}",
+                spec.sack_blocks
+            ),
         ));
     }
     if !spec.sack && (spec.sack_blocks > 1 || spec.recovery == Recovery::Prr) {
-        let field = if spec.recovery == Recovery::Prr { "recovery" } else { "sack_blocks" };
+        let field = if spec.recovery == Recovery::Prr {
+            "recovery"
+        } else {
+            "sack_blocks"
+        };
         return Err(Invalid::new(
             path.key(field),
             "applies to SACK recovery; this transport has sack = false",

@@ -229,3 +229,67 @@ fn pacing_spreads_the_window_and_keeps_the_bottleneck_queue_short() {
         "max queue paced {paced} B unpaced {unpaced} B; end {end_paced:?} vs {end_unpaced:?}"
     );
 }
+
+/// The loss-recovery details of `profile = "ns3"`, on a bottleneck that loses data and ACKs:
+/// exact on 1 and 4 threads (the further SACK blocks travel in the ACKs' side records, across
+/// chunks), every flow completes, and ACKs that carry blocks grow by the option's bytes.
+#[test]
+fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
+    const FILE: &str = "scenarios/tcp/sack-lossy-dumbbell.toml";
+    let ns3 = scenario_file(FILE, &["transport.profile=\"ns3\""]);
+    let out = exact_on_1_and_4_threads(&ns3, "profile ns3");
+    assert!(
+        out.flows
+            .iter()
+            .all(|f| f.end.is_some() && f.failure.is_none())
+    );
+    // The right switch's port towards the left one carries only ACKs.
+    let ack_port = |s: &netstep_scenario::Scenario, out: &netstep_core::engine::RunOutput| {
+        let (sl, sr) = switches(4);
+        let net = &s.model.net;
+        let port = net.port_id(sr, net.port_towards(sr, sl).unwrap());
+        let p = out.ports.iter().find(|p| p.port == port).unwrap();
+        p.tx_bytes as f64 / p.tx_packets as f64
+    };
+    let mean_ack = ack_port(&ns3, &out);
+    // 40-byte headers; an ACK with n blocks adds 12, 20, 28 or 36 bytes.
+    assert!(mean_ack > 40.0 && mean_ack < 76.0, "mean ACK {mean_ack} B");
+    let bare = scenario_file(
+        FILE,
+        &[
+            "transport.profile=\"ns3\"",
+            "transport.sack_option_bytes=false",
+        ],
+    );
+    let bare_out = run_window(&bare, 2, WindowMode::Exact);
+    assert_eq!(
+        ack_port(&bare, &bare_out),
+        40.0,
+        "every ACK is the header alone"
+    );
+    // The profile changes the recovery: not the default run.
+    let default = run_window(&scenario_file(FILE, &[]), 1, WindowMode::Exact);
+    assert_ne!(default.flows, out.flows);
+}
+
+#[test]
+fn recovery_settings_that_need_sack_are_refused_without_it() {
+    let base = dumbbell_tcp(1, "1Gbps", "10us", "100KB", "1MB", "");
+    for (set, field) in [
+        ("sack_blocks = 2", "sack_blocks"),
+        ("recovery = \"prr\"", "recovery"),
+    ] {
+        let text = base.replace("[transport]", &format!("[transport]\nsack = false\n{set}"));
+        let err = text_error(&text);
+        assert!(
+            err.contains(&format!("transport.{field}")) && err.contains("sack = false"),
+            "{err}"
+        );
+    }
+    let text = base.replace("[transport]", "[transport]\nsack_blocks = 5");
+    let err = text_error(&text);
+    assert!(
+        err.contains("transport.sack_blocks") && err.contains("1 to 4"),
+        "{err}"
+    );
+}

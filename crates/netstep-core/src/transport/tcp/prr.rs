@@ -43,8 +43,7 @@ impl Prr {
     pub(super) fn on_ack(&mut self, delivered: u32, pipe: u32, ssthresh: f64, safe: bool) -> f64 {
         self.delivered += delivered;
         let ssthresh = ssthresh.floor().max(1.0) as i64;
-        let (delivered_total, out, pipe_i) =
-            (self.delivered as i64, self.out as i64, pipe as i64);
+        let (delivered_total, out, pipe_i) = (self.delivered as i64, self.out as i64, pipe as i64);
         let sndcnt = if pipe_i > ssthresh {
             // ceil(prr_delivered * ssthresh / RecoverFS) - prr_out
             // Non-negative operands: unsigned ceiling division.
@@ -78,7 +77,11 @@ mod tests {
         // Below ssthresh: at most what was delivered beyond what was sent, and up to ssthresh.
         let mut q = Prr::enter(20);
         q.sent();
-        assert_eq!(q.on_ack(3, 6, 10.0, false), 9.0, "max(3 - 1, 3) = 3 < ssthresh - pipe = 4");
+        assert_eq!(
+            q.on_ack(3, 6, 10.0, false),
+            9.0,
+            "max(3 - 1, 3) = 3 < ssthresh - pipe = 4"
+        );
         assert_eq!(q.on_ack(1, 9, 10.0, true), 10.0, "capped at ssthresh");
         assert_eq!(q.on_ack(0, 5, 10.0, false), 8.0, "max(4 - 1, 0) = 3");
         assert_eq!(q.on_ack(0, 5, 10.0, true), 9.0, "a safe ACK sends one more");

@@ -288,6 +288,34 @@ mod tests {
     }
 
     #[test]
+    fn further_sack_blocks_follow_the_most_recent_segments_and_cost_option_bytes() {
+        let spec = TcpSpec {
+            sack_blocks: 4,
+            sack_option_bytes: true,
+            ..spec(None)
+        };
+        let mut r = receiver(&spec);
+        let mut out = TransportOut::default();
+        for seq in [0, 2, 4, 6] {
+            r.on_data(&spec, &data(seq, 0), SimTime(1), &mut out);
+        }
+        let last = out.packets.last().unwrap();
+        assert_eq!((last.sack_start, last.sack_len), (6, 1));
+        // 40 B + 2 + 3 x 8 = 26 -> 28 option bytes.
+        assert_eq!(last.size_bytes, 68);
+        let (index, record) = out.side.last().unwrap();
+        assert_eq!(*index, out.packets.len() - 1);
+        assert_eq!(record.sack_blocks(), &[(4, 1), (2, 1)]);
+        assert_eq!(out.packets[0].size_bytes, 40, "no block, no option");
+        // Segment 3 joins 2 and 4: its block first, then 6's; the merged range once.
+        out = TransportOut::default();
+        r.on_data(&spec, &data(3, 0), SimTime(2), &mut out);
+        assert_eq!((out.packets[0].sack_start, out.packets[0].sack_len), (2, 3));
+        assert_eq!(out.side[0].1.sack_blocks(), &[(6, 1)]);
+        assert_eq!(out.packets[0].size_bytes, 60);
+    }
+
+    #[test]
     fn delayed_ack_covers_two_segments_or_fires_on_its_timer() {
         let spec = spec(Some(SimTime(500)));
         let mut r = receiver(&spec);

@@ -157,7 +157,11 @@ mod tests {
         h.clear();
         h.sent(4, true, SimTime(300));
         h.sent(5, false, SimTime(410));
-        assert_eq!(h.acked(5, SimTime(400)), None, "history cleared by a timeout");
+        assert_eq!(
+            h.acked(5, SimTime(400)),
+            None,
+            "history cleared by a timeout"
+        );
         assert_eq!(h.acked(6, SimTime(420)), Some(SimTime(10)));
     }
 }

@@ -232,7 +232,12 @@ impl Scoreboard {
     /// Whether a segment below `ack` (in the window) was retransmitted and not SACKed.
     pub fn retransmitted_below(&self, ack: u32) -> bool {
         let n = ack.saturating_sub(self.una) as usize;
-        self.retx_unsacked > 0 && self.flags.iter().take(n).any(|&f| f & (SACKED | RETX) == RETX)
+        self.retx_unsacked > 0
+            && self
+                .flags
+                .iter()
+                .take(n)
+                .any(|&f| f & (SACKED | RETX) == RETX)
     }
 
     /// `seq` (in the window, not SACKed) is being sent again.

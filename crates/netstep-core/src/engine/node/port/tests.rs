@@ -149,7 +149,11 @@ fn an_admission_room_refuses_every_packet_once_a_full_size_one_no_longer_fits() 
         let mut ack = data(1, 3, 0, 40, 0);
         ack.kind = PacketKind::Ack;
         got.push(s.offer(&model, 0, ack, 0));
-        (got, s.state.ports[0].queue_bytes(), s.state.lp.counters.drops)
+        (
+            got,
+            s.state.ports[0].queue_bytes(),
+            s.state.lp.counters.drops,
+        )
     };
     // Own size: 2000 + 40 fits.
     assert_eq!(offers(None), (vec![true, true, true, true], 2040, 0));
@@ -157,7 +161,10 @@ fn an_admission_room_refuses_every_packet_once_a_full_size_one_no_longer_fits() 
     // however small, is admitted.
     assert_eq!(offers(Some(1500)), (vec![true, true, true, false], 2000, 1));
     // Room larger than the buffer: only a packet that finds nothing waiting gets in.
-    assert_eq!(offers(Some(4000)), (vec![true, true, false, false], 1000, 2));
+    assert_eq!(
+        offers(Some(4000)),
+        (vec![true, true, false, false], 1000, 2)
+    );
 }
 
 #[test]
