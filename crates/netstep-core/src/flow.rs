@@ -548,6 +548,8 @@ pub struct FlowOutcome {
     pub deps_done: Option<SimTime>,
     /// When the receiver had every byte, if it did.
     pub end: Option<SimTime>,
+    /// When the TCP handshake completed (`handshake = true`; the SYN-ACK's arrival).
+    pub handshake: Option<SimTime>,
     /// Why the sender gave the flow up, if it did.
     pub failure: Option<crate::transport::FailureReason>,
 }

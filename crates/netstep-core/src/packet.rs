@@ -138,6 +138,9 @@ impl Packet {
     /// Flag: DECbit congestion indication, set by a router whose average queue is at least one
     /// packet ([`crate::queue::DecBit`]).
     pub const CONGESTION: u8 = 1 << 3;
+    /// Flag: a TCP handshake segment (a SYN on a data packet, a SYN-ACK on an ACK), sent
+    /// with `handshake = true`.
+    pub const SYN: u8 = 1 << 4;
     const CLASS_SHIFT: u32 = 5;
 
     /// A packet with every optional field at its neutral value.

@@ -216,7 +216,7 @@ fn reference_states_the_transport_defaults() {
     use netstep_core::transport::rdma::timely::TimelySpec;
     use netstep_core::transport::rdma::{RdmaCc, RdmaSpec, Recovery};
     use netstep_core::transport::tcp::{
-        Recovery as TcpRecovery, RecoveryExit, RttSampling, TcpSpec,
+        FctFrom, Recovery as TcpRecovery, RecoveryExit, RttSampling, TcpSpec,
     };
     let t = TcpSpec::new(CcSpec::NewReno);
     check_table(
@@ -257,6 +257,17 @@ fn reference_states_the_transport_defaults() {
                 match t.recovery_exit {
                     RecoveryExit::Flight => "`\"flight\"`".into(),
                     RecoveryExit::Ssthresh => "`\"ssthresh\"`".into(),
+                },
+            ),
+            ("handshake", t.handshake.to_string()),
+            ("syn_options", size(t.syn_option_bytes)),
+            ("syn_rto", duration(t.syn_rto)),
+            ("syn_retries", t.syn_retries.to_string()),
+            (
+                "fct_from",
+                match t.fct_from {
+                    FctFrom::FirstData => "`\"first_data\"`".into(),
+                    FctFrom::ConnectionStart => "`\"connection_start\"`".into(),
                 },
             ),
         ],

@@ -37,8 +37,11 @@ pub struct FlowRow {
     pub deps_done_ns: Option<u64>,
     /// Completion time, ns (None when unfinished).
     pub end_ns: Option<u64>,
-    /// end - start, ns.
+    /// end - start, ns; with a TCP handshake end - `handshake_ns` unless the transport's
+    /// `fct_from = "connection_start"`.
     pub fct_ns: Option<u64>,
+    /// When the TCP handshake completed (the SYN-ACK's arrival), ns (None without one).
+    pub handshake_ns: Option<u64>,
     /// FCT on an empty network, ns.
     pub ideal_fct_ns: u64,
     /// fct / ideal fct (from picosecond values).
@@ -75,6 +78,7 @@ pub fn flows_schema(standalone: bool) -> Arc<Schema> {
         Field::new("size_bytes", DataType::UInt64, false),
         Field::new("start_ns", DataType::UInt64, true),
         Field::new("deps_done_ns", DataType::UInt64, true),
+        Field::new("handshake_ns", DataType::UInt64, true),
         Field::new("end_ns", DataType::UInt64, true),
         Field::new("fct_ns", DataType::UInt64, true),
         Field::new("ideal_fct_ns", DataType::UInt64, false),
@@ -121,6 +125,7 @@ pub fn flows_batch(rows: &[FlowRow], standalone: bool) -> Result<RecordBatch, Ar
         u64col(|r| r.size_bytes),
         opt_u64(|r| r.start_ns),
         opt_u64(|r| r.deps_done_ns),
+        opt_u64(|r| r.handshake_ns),
         opt_u64(|r| r.end_ns),
         opt_u64(|r| r.fct_ns),
         u64col(|r| r.ideal_fct_ns),

@@ -6,6 +6,7 @@
 use netstep_core::engine::RunOutput;
 use netstep_core::flow::ideal_fct;
 use netstep_core::transport::TransportSpec;
+use netstep_core::transport::tcp::FctFrom;
 use netstep_core::units::SimTime;
 use netstep_scenario::Scenario;
 use netstep_trace::FlowRow;
@@ -112,7 +113,13 @@ impl<'a> FlowRows<'a> {
         } else {
             r.start
         };
-        let fct = r.end.zip(start).map(|(end, start)| end - start);
+        // With a TCP handshake the FCT starts when the first data segment leaves, unless the
+        // transport asks for the connection's start.
+        let from = match &*spec.transport {
+            TransportSpec::Tcp(t) if t.handshake && t.fct_from == FctFrom::FirstData => r.handshake,
+            _ => start,
+        };
+        let fct = r.end.zip(from).map(|(end, from)| end - from);
         FlowRow {
             flow_id: id,
             src: spec.src,
@@ -128,7 +135,8 @@ impl<'a> FlowRows<'a> {
             end_ns: r.end.map(|e| e.as_ns()),
             // In whole ns as end_ns - start_ns, so the table is self-consistent; slowdown
             // uses the exact picosecond values.
-            fct_ns: r.end.zip(start).map(|(e, s)| e.as_ns() - s.as_ns()),
+            fct_ns: r.end.zip(from).map(|(e, s)| e.as_ns() - s.as_ns()),
+            handshake_ns: r.handshake.map(|h| h.as_ns()),
             ideal_fct_ns: ideal.as_ns(),
             slowdown: fct.map(|f| f.0 as f64 / ideal.0.max(1) as f64),
             packets_sent: r.packets_sent,

@@ -111,6 +111,7 @@ pub(crate) fn collect_output<'a>(
             start: None,
             deps_done: None,
             end: None,
+            handshake: None,
             failure: None,
         })
         .collect();
@@ -174,6 +175,7 @@ pub(crate) fn collect_output<'a>(
             outcome.fast_retransmits = c.fast_retransmits;
             outcome.timeouts = c.timeouts;
             outcome.failure = c.failure;
+            outcome.handshake = c.handshake;
         }
         if let Some(Some(receiver)) =
             find(spec.dst).and_then(|s| s.receivers().get(model.flows.dst_slot[flow] as usize))

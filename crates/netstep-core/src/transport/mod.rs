@@ -135,6 +135,8 @@ pub enum FailureReason {
     /// Its sender's retransmission timer expired `max_retries + 1` times in a row without
     /// progress (Linux `tcp_retries2`).
     RetryLimit,
+    /// Its SYN went unanswered `syn_retries + 1` times.
+    SynRetries,
 }
 
 impl FailureReason {
@@ -142,6 +144,7 @@ impl FailureReason {
     pub const fn name(self) -> &'static str {
         match self {
             FailureReason::RetryLimit => "retry_limit",
+            FailureReason::SynRetries => "syn_retries",
         }
     }
 }
@@ -159,6 +162,8 @@ pub struct SenderCounters {
     pub timeouts: u64,
     /// Set when the sender gave the flow up.
     pub failure: Option<FailureReason>,
+    /// When a TCP handshake completed (the SYN-ACK arrived).
+    pub handshake: Option<SimTime>,
 }
 
 /// The sending side of a flow.
@@ -310,6 +315,7 @@ impl Sender {
                 fast_retransmits: s.fast_retransmits,
                 timeouts: s.retries.timeouts,
                 failure: s.failure,
+                handshake: s.handshake_done,
             },
             Sender::Rdma(s) => SenderCounters {
                 packets_sent: s.packets_sent,
@@ -317,6 +323,7 @@ impl Sender {
                 fast_retransmits: 0,
                 timeouts: s.retries.timeouts,
                 failure: s.failure,
+                handshake: None,
             },
         }
     }

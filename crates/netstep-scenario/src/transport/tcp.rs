@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use netstep_core::transport::tcp::{Recovery, RecoveryExit, RttSampling, TcpSpec};
+use netstep_core::transport::tcp::{FctFrom, Recovery, RecoveryExit, RttSampling, TcpSpec};
 use netstep_core::transport::{CcSpec, TransportSpec};
 use netstep_core::units::{Bytes, SimTime};
 use serde::{Deserialize, Serialize};
 
 use super::{TransportTemplate, header_sized};
 use crate::error::{FieldPath, Invalid};
-use crate::fields::duration_at;
+use crate::fields::{duration_at, size_at};
 
 /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK recovery
 /// and a congestion control. An unset field takes its default from
@@ -103,7 +103,9 @@ pub struct TcpConfig {
     /// `recovery_exit` together (a field given explicitly wins): `"ns3"` as ns-3 3.44 with
     /// `Timestamp = false` (4 blocks, option bytes, Karn, PRR, ssthresh), `"linux"` as Linux
     /// with timestamps (3 blocks, option bytes, echo, PRR, ssthresh); `"netstep"` the defaults.
-    /// Without SACK a profile sets the RTT sampling and the exit rule only.
+    /// Without SACK a profile sets the RTT sampling and the exit rule only. Both profiles open
+    /// with a handshake: `"ns3"` with 8 option bytes and a 3 s SYN timeout, `"linux"` with 20
+    /// and 1 s.
     ///
     /// Unit: `"netstep"`, `"ns3"` or `"linux"` · Default: `"netstep"` · Example:
     /// `profile = "ns3"`
@@ -141,6 +143,47 @@ pub struct TcpConfig {
     /// Unit: `"flight"` or `"ssthresh"` · Default: `"flight"` · Example:
     /// `recovery_exit = "ssthresh"`
     pub recovery_exit: Option<RecoveryExitConfig>,
+    /// A three-way handshake before data: a SYN (`header` + `syn_options` bytes), answered by
+    /// a SYN-ACK of the same size, then the initial window (the third ACK is not sent: the
+    /// first data segment stands for it; the FIN rides on the last data segment at no cost, as
+    /// ns-3 and Linux send it after a last write). A flow's row says when it completed
+    /// (`handshake_ns`).
+    ///
+    /// Unit: bool · Default: false · Example: `handshake = true`
+    pub handshake: Option<bool>,
+    /// Option bytes a SYN and a SYN-ACK carry beyond `header`: ns-3 3.44 without timestamps
+    /// 8 (window scale, SACK permitted, padded), Linux 20 (MSS, SACK permitted, timestamps,
+    /// window scale).
+    ///
+    /// Unit: size · Default: `"0B"` · Example: `syn_options = "8B"`
+    pub syn_options: Option<String>,
+    /// The first SYN's retransmission timeout, doubled at each retry up to `rto_max`: 1 s in
+    /// RFC 6298 and Linux, 3 s in ns-3 (`ConnTimeout`).
+    ///
+    /// Unit: duration · Default: `"1s"` · Example: `syn_rto = "3s"`
+    pub syn_rto: Option<String>,
+    /// SYN retransmissions before the flow is given up (`fail_reason = "syn_retries"`): Linux
+    /// `tcp_syn_retries` and ns-3 `ConnCount`, both 6.
+    ///
+    /// Unit: count · Default: 6 · Example: `syn_retries = 2`
+    pub syn_retries: Option<u32>,
+    /// Where `fct_ns` starts with a handshake: `"first_data"` (the SYN-ACK's arrival, when the
+    /// first data segment leaves) or `"connection_start"` (the flow's start, when its SYN
+    /// leaves). `ideal_fct_ns` stays the data's either way.
+    ///
+    /// Unit: `"first_data"` or `"connection_start"` · Default: `"first_data"` · Example:
+    /// `fct_from = "connection_start"`
+    pub fct_from: Option<FctFromConfig>,
+}
+
+/// `fct_from`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FctFromConfig {
+    /// The handshake's completion.
+    FirstData,
+    /// The flow's start.
+    ConnectionStart,
 }
 
 /// `profile`: a preset of the loss-recovery details.
@@ -251,6 +294,42 @@ pub enum CcConfig {
 }
 
 impl TcpConfig {
+    /// The handshake's fields over `spec` (a profile's values where one is set and the field
+    /// is not).
+    fn connection(&self, spec: TcpSpec, path: &FieldPath) -> Result<TcpSpec, Invalid> {
+        let (handshake, options, syn_rto) = match self.profile {
+            Some(TcpProfile::Ns3) => (true, 8, SimTime::from_secs(3)),
+            Some(TcpProfile::Linux) => (true, 20, SimTime::from_secs(1)),
+            _ => (spec.handshake, spec.syn_option_bytes, spec.syn_rto),
+        };
+        let options = size_at(
+            &self.syn_options,
+            path.key("syn_options"),
+            Bytes(options as u64),
+        )?;
+        if options.0 > 40 {
+            return Err(Invalid::new(
+                path.key("syn_options"),
+                format!("TCP options hold at most 40 B, got {options}"),
+            ));
+        }
+        let syn_rto = duration_at(&self.syn_rto, path.key("syn_rto"), syn_rto)?;
+        if syn_rto == SimTime::ZERO {
+            return Err(Invalid::new(path.key("syn_rto"), "must be positive"));
+        }
+        Ok(TcpSpec {
+            handshake: self.handshake.unwrap_or(handshake),
+            syn_option_bytes: options.0 as u32,
+            syn_rto,
+            syn_retries: self.syn_retries.unwrap_or(spec.syn_retries),
+            fct_from: match self.fct_from {
+                None | Some(FctFromConfig::FirstData) => FctFrom::FirstData,
+                Some(FctFromConfig::ConnectionStart) => FctFrom::ConnectionStart,
+            },
+            ..spec
+        })
+    }
+
     /// The congestion control, with DCTCP's gain checked.
     fn cc(&self, path: &FieldPath) -> Result<CcSpec, Invalid> {
         let cc = self.cc.unwrap_or(CcConfig::Newreno);
@@ -332,6 +411,7 @@ impl TcpConfig {
             }),
             ..spec
         };
+        let spec = self.connection(spec, path)?;
         check(&spec, cc, self.sack, path)?;
         let shared = Arc::new(TransportSpec::Tcp(spec.clone()));
         Ok(TransportTemplate::Tcp(spec, shared))

@@ -232,7 +232,8 @@ fn pacing_spreads_the_window_and_keeps_the_bottleneck_queue_short() {
 
 /// The loss-recovery details of `profile = "ns3"`, on a bottleneck that loses data and ACKs:
 /// exact on 1 and 4 threads (the further SACK blocks travel in the ACKs' side records, across
-/// chunks), every flow completes, and ACKs that carry blocks grow by the option's bytes.
+/// chunks), every flow completes after its handshake, and ACKs that carry blocks grow by the
+/// option's bytes.
 #[test]
 fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
     const FILE: &str = "scenarios/tcp/sack-lossy-dumbbell.toml";
@@ -243,6 +244,11 @@ fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
             .iter()
             .all(|f| f.end.is_some() && f.failure.is_none())
     );
+    // The profile opens with a handshake: done after at least the 120 us round trip.
+    for f in &out.flows {
+        let done = f.handshake.expect("handshake completed");
+        assert!(done >= netstep_core::units::SimTime::from_us(120), "{done}");
+    }
     // The right switch's port towards the left one carries only ACKs.
     let ack_port = |s: &netstep_scenario::Scenario, out: &netstep_core::engine::RunOutput| {
         let (sl, sr) = switches(4);
@@ -259,6 +265,7 @@ fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
         &[
             "transport.profile=\"ns3\"",
             "transport.sack_option_bytes=false",
+            "transport.syn_options=\"0B\"",
         ],
     );
     let bare_out = run_window(&bare, 2, WindowMode::Exact);

@@ -7,8 +7,11 @@
 //! - `receiver`: reassembly, cumulative ACK with a SACK block, optional delayed ACK;
 //! - the congestion control itself is a [`CcSpec`] / [`crate::transport::cc`] variant.
 //!
-//! Segment-granular: segment `i` carries payload bytes `[i·mss, (i+1)·mss)`; no handshake,
-//! no receive-window limit (the receiver buffers everything).
+//! Segment-granular: segment `i` carries payload bytes `[i·mss, (i+1)·mss)`; no receive-window
+//! limit (the receiver buffers everything). With `handshake` the sender opens with a SYN and
+//! sends data once the SYN-ACK is back; the FIN rides on the last data segment at no cost, as
+//! ns-3's `BulkSendApplication` and Linux send it when the application closes after its last
+//! write, so it is not modelled further.
 
 mod receiver;
 pub mod rto;
@@ -19,6 +22,7 @@ pub use receiver::TcpReceiver;
 pub use rto::RtoEstimator;
 pub use scoreboard::Scoreboard;
 pub use sender::TcpSender;
+mod handshake;
 mod prr;
 
 use crate::transport::cc::CcSpec;
@@ -68,8 +72,28 @@ pub struct TcpSpec {
     pub recovery: Recovery,
     /// The window when fast recovery ends.
     pub recovery_exit: RecoveryExit,
+    /// A three-way handshake before data: a SYN, answered by a SYN-ACK, after which the
+    /// initial window leaves (the third ACK is not sent: the first data segment stands for it).
+    pub handshake: bool,
+    /// Bytes a SYN and a SYN-ACK carry beyond `header_bytes` (their options).
+    pub syn_option_bytes: u32,
+    /// The SYN's first retransmission timeout, doubled at each retry up to `rto_max`.
+    pub syn_rto: SimTime,
+    /// SYN retransmissions before the flow is given up (`fail_reason = "syn_retries"`).
+    pub syn_retries: u32,
+    /// Where the flow's FCT starts with a handshake.
+    pub fct_from: FctFrom,
     /// Congestion control.
     pub cc: CcSpec,
+}
+
+/// Where a flow's FCT starts when it opens with a handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FctFrom {
+    /// When the first data segment leaves (the handshake done): data first byte to last byte.
+    FirstData,
+    /// The flow's start, when its SYN leaves (what an application timing `connect()` sees).
+    ConnectionStart,
 }
 
 /// Where RTT samples come from.
@@ -128,7 +152,9 @@ impl TcpSpec {
     /// retries (Linux `tcp_retries2`), no delayed ACK, ABC limit 2, no pacing; SACK on except
     /// for REAL's sources, which recover by go-back-N after a timeout only (no SACK, no fast
     /// retransmit); one SACK block per ACK, ACKs of `header_bytes`, echoed RTT samples,
-    /// classic recovery, `min(ssthresh, FlightSize + 1)` when it ends.
+    /// classic recovery, `min(ssthresh, FlightSize + 1)` when it ends; no handshake (with one:
+    /// no SYN options, a 1 s SYN timeout (RFC 6298), 6 SYN retries (Linux
+    /// `tcp_syn_retries`, ns-3 `ConnCount`), the FCT from the first data segment).
     pub fn new(cc: CcSpec) -> TcpSpec {
         let go_back_n = cc.go_back_n_only();
         TcpSpec {
@@ -149,6 +175,11 @@ impl TcpSpec {
             rtt_sampling: RttSampling::Echo,
             recovery: Recovery::Classic,
             recovery_exit: RecoveryExit::Flight,
+            handshake: false,
+            syn_option_bytes: 0,
+            syn_rto: SimTime::from_secs(1),
+            syn_retries: 6,
+            fct_from: FctFrom::FirstData,
             cc,
         }
     }

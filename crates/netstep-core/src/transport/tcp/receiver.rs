@@ -149,6 +149,16 @@ impl TcpReceiver {
 
     /// Accepts a segment; acknowledges it now or arms the delayed-ACK timer.
     pub fn on_data(&mut self, spec: &TcpSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
+        if data.has(Packet::SYN) {
+            out.packets.push(super::handshake::syn_ack(
+                spec,
+                data,
+                self.acks_sent,
+                self.src,
+            ));
+            self.acks_sent = (self.acks_sent + 1) & !ACK_NUMBER_BIT;
+            return;
+        }
         let seq = data.seq;
         let ce = data.ecn == crate::packet::Ecn::Ce;
         if ce != self.ce && self.pending > 0 {

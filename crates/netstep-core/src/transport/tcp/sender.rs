@@ -14,6 +14,7 @@
 //! (or `pacing = true`), segments leave no closer than their size at that rate, the rest
 //! waiting on a pacing timer.
 
+use super::handshake::{Opening, SYN_TIMER};
 use super::prr::Prr;
 use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
@@ -71,6 +72,10 @@ pub struct TcpSender {
     prr: Option<Prr>,
     /// The window PRR set for the current ACK.
     prr_cwnd: f64,
+    /// The SYN waiting for its SYN-ACK (`handshake = true`).
+    opening: Option<Opening>,
+    /// When the SYN-ACK arrived.
+    pub handshake_done: Option<SimTime>,
 }
 
 /// Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation), in segments.
@@ -125,8 +130,14 @@ impl TcpSender {
             karn: (spec.rtt_sampling == RttSampling::Karn).then(Box::default),
             prr: None,
             prr_cwnd: 0.0,
+            opening: None,
+            handshake_done: None,
         };
-        s.send_available(spec, now, out);
+        if spec.handshake {
+            s.opening = Some(Opening::start(spec, &s.ends, &mut s.number, now, out));
+        } else {
+            s.send_available(spec, now, out);
+        }
         s
     }
 
@@ -182,6 +193,10 @@ impl TcpSender {
     ) {
         let a = ack.seq;
         if self.is_done() || self.failure.is_some() || a < self.snd_una {
+            return;
+        }
+        if self.opening.is_some() || ack.has(Packet::SYN) {
+            self.opened(spec, ack, now, out);
             return;
         }
         let delivered_before = self.snd_una + self.scoreboard.as_ref().map_or(0, |sb| sb.sacked());
@@ -279,6 +294,19 @@ impl TcpSender {
         self.send_available(spec, now, out);
     }
 
+    /// An ACK while the SYN waits, or a SYN-ACK: the first SYN-ACK opens the connection (its
+    /// echo is the first RTT sample) and the initial window leaves; anything else is ignored.
+    fn opened(&mut self, spec: &TcpSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
+        if self.opening.is_none() || !ack.has(Packet::SYN) {
+            return;
+        }
+        self.opening = None;
+        self.handshake_done = Some(now);
+        let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
+        self.rto.sample(rtt, spec.rto_min, spec.rto_max);
+        self.send_available(spec, now, out);
+    }
+
     /// Takes an RTT sample for an ACK that moved the cumulative point to `ack`: the echoed
     /// `rtt`, or Karn's rule's (which also drops the RTO's backoff, as ns-3).
     fn sample_rtt(&mut self, spec: &TcpSpec, ack: u32, rtt: SimTime, now: SimTime) {
@@ -327,6 +355,18 @@ impl TcpSender {
             return;
         }
         let token = TimerToken::decode(token);
+        if token.kind == SYN_TIMER {
+            if let Some(opening) = self.opening.as_mut() {
+                let ends = self.ends;
+                if let Err(reason) =
+                    opening.on_timer(spec, &ends, token, &mut self.number, now, out)
+                {
+                    self.failure = Some(reason);
+                    self.opening = None;
+                }
+            }
+            return;
+        }
         if token.kind == PACE_TIMER {
             if self
                 .pace_timer

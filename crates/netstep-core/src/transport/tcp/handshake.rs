@@ -1,0 +1,169 @@
+//! The connection's opening (`handshake = true`): the sender's SYN, retransmitted on its own
+//! timer (`syn_rto`, doubled at each retry up to `rto_max`, `syn_retries` times: RFC 6298
+//! §5.7 / Linux `tcp_syn_retries`; ns-3's `ConnTimeout` and `ConnCount`), and the receiver's
+//! SYN-ACK, sent for every SYN it gets (a lost SYN-ACK is answered again when the SYN is
+//! retransmitted). Both are `header_bytes + syn_option_bytes` on the wire and carry
+//! [`Packet::SYN`]; the SYN is a data-kind packet of sequence 0 that no receiver counts as data.
+//! The SYN-ACK echoes the SYN's send time, the connection's first RTT sample.
+
+use super::TcpSpec;
+use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
+use crate::transport::timer::TimerToken;
+use crate::transport::{FailureReason, FlowEnds, TransportOut};
+use crate::units::SimTime;
+
+/// The SYN timer's kind ([`TimerToken`]), beside the sender's retransmission and pacing timers.
+pub(super) const SYN_TIMER: u32 = 2;
+
+/// A SYN waiting for its SYN-ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Opening {
+    /// SYNs sent so far.
+    tries: u32,
+    /// The timeout of the SYN in flight.
+    rto: SimTime,
+}
+
+impl Opening {
+    /// Sends the first SYN at `now`; `number` is the sender's packet counter.
+    pub(super) fn start(
+        spec: &TcpSpec,
+        ends: &FlowEnds,
+        number: &mut u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> Opening {
+        let mut opening = Opening {
+            tries: 0,
+            rto: spec.syn_rto,
+        };
+        opening.send(spec, ends, number, now, out);
+        opening
+    }
+
+    fn send(
+        &mut self,
+        spec: &TcpSpec,
+        ends: &FlowEnds,
+        number: &mut u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
+        let mut syn = Packet::new(
+            PacketKind::Data,
+            ends.flow,
+            *number,
+            0,
+            ends.dst,
+            spec.header_bytes + spec.syn_option_bytes,
+        );
+        syn.sent_ps = now.0;
+        syn.set(Packet::SYN, true);
+        out.packets.push(syn);
+        *number = (*number + 1) & !ACK_NUMBER_BIT;
+        self.tries += 1;
+        let token = TimerToken::new(SYN_TIMER, self.tries).encode();
+        out.timers.push((now + self.rto, token));
+    }
+
+    /// The SYN timer `token` fired at `now`: the SYN again (with the timeout doubled), or
+    /// the flow given up after `syn_retries` retransmissions. Stale tokens do nothing
+    /// (`Ok(false)`).
+    pub(super) fn on_timer(
+        &mut self,
+        spec: &TcpSpec,
+        ends: &FlowEnds,
+        token: TimerToken,
+        number: &mut u32,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) -> Result<bool, FailureReason> {
+        if !token.is_current(self.tries) {
+            return Ok(false);
+        }
+        if self.tries > spec.syn_retries {
+            return Err(FailureReason::SynRetries);
+        }
+        self.rto = SimTime(self.rto.0.saturating_mul(2).min(spec.rto_max.0));
+        self.send(spec, ends, number, now, out);
+        Ok(true)
+    }
+}
+
+/// The receiver's answer to `syn`: a SYN-ACK of sequence 0 echoing the SYN's send time.
+pub(super) fn syn_ack(spec: &TcpSpec, syn: &Packet, number: u32, src: u32) -> Packet {
+    let mut ack = Packet::new(
+        PacketKind::Ack,
+        syn.flow,
+        ACK_NUMBER_BIT | number,
+        0,
+        src,
+        spec.header_bytes + spec.syn_option_bytes,
+    );
+    ack.sent_ps = syn.sent_ps;
+    ack.set(Packet::SYN, true);
+    ack
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::CcSpec;
+    use crate::units::Bytes;
+
+    #[test]
+    fn a_syn_is_retried_with_a_doubling_timeout_then_given_up() {
+        let spec = TcpSpec {
+            handshake: true,
+            syn_option_bytes: 8,
+            syn_rto: SimTime(1_000),
+            syn_retries: 2,
+            ..TcpSpec::new(CcSpec::NewReno)
+        };
+        let ends = FlowEnds {
+            flow: 3,
+            src: 0,
+            dst: 1,
+            size: Bytes(10_000),
+            seed: 1,
+            line_rate_bps: 0.0,
+            base_rtt: SimTime::ZERO,
+            nic_pulls: false,
+        };
+        let mut out = TransportOut::default();
+        let mut number = 0;
+        let mut o = Opening::start(&spec, &ends, &mut number, SimTime(0), &mut out);
+        let syn = out.packets[0];
+        assert!(syn.has(Packet::SYN) && syn.kind == PacketKind::Data);
+        assert_eq!((syn.size_bytes, syn.dst, syn.seq), (48, 1, 0));
+        let fire = |o: &mut Opening, out: &mut TransportOut, number: &mut u32| {
+            let (at, token) = *out.timers.last().unwrap();
+            (
+                at,
+                o.on_timer(&spec, &ends, TimerToken::decode(token), number, at, out),
+            )
+        };
+        assert_eq!(
+            fire(&mut o, &mut out, &mut number),
+            (SimTime(1_000), Ok(true))
+        );
+        assert_eq!(
+            fire(&mut o, &mut out, &mut number),
+            (SimTime(3_000), Ok(true))
+        );
+        assert_eq!(
+            fire(&mut o, &mut out, &mut number),
+            (SimTime(7_000), Err(FailureReason::SynRetries)),
+            "two retries, then given up"
+        );
+        assert_eq!(out.packets.len(), 3);
+        let stale = TimerToken::new(SYN_TIMER, 1);
+        assert_eq!(
+            o.on_timer(&spec, &ends, stale, &mut number, SimTime(9), &mut out),
+            Ok(false)
+        );
+        let answer = syn_ack(&spec, &out.packets[2], 0, 0);
+        assert!(answer.has(Packet::SYN) && answer.kind == PacketKind::Ack);
+        assert_eq!((answer.sent_ps, answer.size_bytes), (3_000, 48));
+    }
+}
