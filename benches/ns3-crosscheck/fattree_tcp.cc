@@ -105,10 +105,8 @@ CountDrop(Ptr<const Packet> p)
 void OnDeviceDrop(Ptr<const Packet> p) { ++g_deviceDrops; CountDrop(p); }
 void OnTcDrop(Ptr<const Packet> p) { ++g_tcDrops; CountDrop(p); }
 void OnQdiscDrop(Ptr<const QueueDiscItem>) { ++g_qdiscDrops; }
-void OnIpv4Drop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>, uint32_t)
-{
-    ++g_ipv4Drops;
-}
+void OnIpv4Drop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>,
+                uint32_t) { ++g_ipv4Drops; }
 void OnPhyTx(Ptr<const Packet>) { ++g_phyTx; }
 
 /// NewReno that counts its socket's retransmission timeouts: TcpSocketState documents
@@ -191,7 +189,7 @@ class PathRouting : public Ipv4RoutingProtocol
         // Only hosts originate packets, and a host has one link (interface 1).
         if (m_routes.size() != 2 || !m_routes[1])
         {
-            NS_FATAL_ERROR("RouteOutput on a node that is not a host, to " << header.GetDestination());
+            NS_FATAL_ERROR("RouteOutput on a switch, to " << header.GetDestination());
         }
         sockerr = Socket::ERROR_NOTERROR;
         return m_routes[1];
@@ -254,7 +252,10 @@ class PathRoutingHelper : public Ipv4RoutingHelper
 {
   public:
     PathRoutingHelper* Copy() const override { return new PathRoutingHelper(*this); }
-    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override { return CreateObject<PathRouting>(); }
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override
+    {
+        return CreateObject<PathRouting>();
+    }
 };
 
 void
@@ -421,7 +422,9 @@ BuildFatTree(uint32_t k, const std::string& rate, const std::string& delay, uint
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", StringValue(rate));
     p2p.SetChannelAttribute("Delay", StringValue(delay));
-    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, buffer)));
+    p2p.SetQueue("ns3::DropTailQueue",
+                 "MaxSize",
+                 QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, buffer)));
     TrafficControlHelper hostFifo;
     hostFifo.SetRootQueueDisc("ns3::FifoQueueDisc",
                               "MaxSize",
@@ -506,12 +509,14 @@ InstallFlows(const Network& net)
                 }
                 const uint32_t next = dir == 0 ? f.path[h + 1] : f.path[h - 1];
                 auto it = net.ifOf[n].find(next);
-                NS_ABORT_MSG_IF(it == net.ifOf[n].end(), "flow " << i << ": no link " << n << "-" << next);
+                NS_ABORT_MSG_IF(it == net.ifOf[n].end(),
+                                "flow " << i << ": no link " << n << "-" << next);
                 net.Routing(n)->AddHop(int64_t(i) * 2 + dir, it->second);
             }
         }
         const uint16_t port = kBasePort + i;
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        PacketSinkHelper sink("ns3::TcpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sinkApp = sink.Install(net.nodes.Get(f.dst));
         sinkApp.Start(PicoSeconds(f.startPs)); // listening before the SYN arrives
         sinkApp.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, i));
@@ -586,9 +591,9 @@ main(int argc, char* argv[])
 
     const auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("ns-3 Simulator::Run() wall time: %.3f s\n", wall);
-    WriteResults(outFile, summaryFile, wall, recovery);
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
+    std::printf("ns-3 Simulator::Run() wall time: %.3f s\n", wall.count());
+    WriteResults(outFile, summaryFile, wall.count(), recovery);
     Simulator::Destroy();
     return 0;
 }

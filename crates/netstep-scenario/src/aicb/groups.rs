@@ -165,6 +165,17 @@ impl GroupLayout {
         })
     }
 
+    /// The ring channels of every group of `dimension`, in group order (SimAI forms them per
+    /// group, one per rank the group has on a server, so they are counted per group).
+    pub fn channel_counts(&self, dimension: Dimension) -> Result<Vec<u64>, String> {
+        (0..self.group_count(dimension))
+            .map(|i| {
+                let group = self.group(dimension, i).expect("an index below the count");
+                Ok(group.rings()?.len() as u64)
+            })
+            .collect()
+    }
+
     /// Group `index` of `dimension` (SimAI's creation order); `None` past the last group.
     pub fn group(&self, dimension: Dimension, index: u32) -> Option<Group> {
         if index >= self.group_count(dimension) {

@@ -214,8 +214,9 @@ fn resolve(
         )));
     }
     if kind != CollectiveKind::AllToAll {
-        let group = layout.group(dim, 0).expect("a dimension has group 0");
-        let channels = group.rings().map_err(fail)?.len() as u64;
+        // The group with the most channels has the smallest ring chunks.
+        let counts = layout.channel_counts(dim).map_err(fail)?;
+        let channels = counts.iter().copied().max().unwrap_or(1).max(1);
         if bytes / n as u64 / channels == 0 {
             return Err(fail(format!(
                 "{bytes} bytes over a {dim} group of {n} ranks in {channels} rings leaves ring \
@@ -237,15 +238,14 @@ pub fn flow_count(schedule: &Schedule, layout: &GroupLayout) -> Result<u64, Stri
         };
         let groups = u64::from(layout.group_count(dim));
         let n = u64::from(n);
-        let per_group = match kind {
-            CollectiveKind::AllToAll => n * (n - 1),
+        total += match kind {
+            CollectiveKind::AllToAll => groups * n * (n - 1),
+            // Every group's own channels.
             _ => {
-                let group = layout.group(dim, 0).expect("group 0");
-                let channels = group.rings()?.len() as u64;
+                let channels: u64 = layout.channel_counts(dim)?.iter().sum();
                 channels * n * steps(kind, n as u32) as u64
             }
         };
-        total += groups * per_group;
     }
     Ok(total)
 }

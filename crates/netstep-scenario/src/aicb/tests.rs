@@ -498,3 +498,35 @@ fn schedules_follow_simai_s_walker_order_and_count_their_flows() {
         [(0, WeightGrad, true), (1, WeightGrad, true)]
     );
 }
+
+/// Groups of one dimension can have different ring counts (EP windows of 2 ranks on servers of
+/// 3 GPUs: ranks 0-1 share a server, 2-3 straddle two, 4-5 share one): the flow count and the
+/// expansion take each group's own.
+#[test]
+fn each_group_counts_its_own_ring_channels() {
+    use super::schedule::{expand, flow_count, plan};
+    let text = "HYBRID_TRANSFORMER model_parallel_NPU_group: 1 ep: 2 pp: 1 vpp: 1 ga: 1 \
+                all_gpus: 6\n1\n\
+                a -1 10 NONE 0 20 NONE 0 30 ALLREDUCE_EP 8192 5\n";
+    let w = super::parse(text, "w.txt").unwrap();
+    let layout = w.header.group_layout(6, 3).unwrap();
+    let counts = layout.channel_counts(Dimension::Ep).unwrap();
+    assert_eq!(counts, vec![2, 1, 2]);
+    let s = plan(&w, &layout).unwrap();
+    let mut emitted = 0u64;
+    expand(
+        &s,
+        &layout,
+        (0..6).collect(),
+        (netstep_core::units::SimTime::ZERO, true),
+        0,
+        |_| {
+            emitted += 1;
+            Ok(())
+        },
+    )
+    .unwrap();
+    // All-reduce on 2 ranks: 2 steps per rank per channel; 5 channels over the 3 groups.
+    assert_eq!(emitted, 5 * 2 * 2);
+    assert_eq!(flow_count(&s, &layout).unwrap(), emitted);
+}
