@@ -73,7 +73,8 @@ pub struct TcpSpec {
     /// The window when fast recovery ends.
     pub recovery_exit: RecoveryExit,
     /// A three-way handshake before data: a SYN, answered by a SYN-ACK, after which the
-    /// initial window leaves (the third ACK is not sent: the first data segment stands for it).
+    /// initial window leaves (the third ACK is not sent: the first data segment stands for it;
+    /// ns-3 sends it as a separate header-only segment just ahead of the data).
     pub handshake: bool,
     /// Bytes a SYN and a SYN-ACK carry beyond `header_bytes` (their options).
     pub syn_option_bytes: u32,
