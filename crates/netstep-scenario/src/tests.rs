@@ -250,6 +250,7 @@ fn reference_states_the_transport_defaults() {
                 match t.recovery {
                     TcpRecovery::Classic => "`\"classic\"`".into(),
                     TcpRecovery::Prr => "`\"prr\"`".into(),
+                    TcpRecovery::PrrNs3 => "`\"prr_ns3\"`".into(),
                 },
             ),
             (

@@ -131,11 +131,14 @@ pub struct TcpConfig {
     /// Unit: `"echo"` or `"karn"` · Default: `"echo"` · Example: `rtt_sampling = "karn"`
     pub rtt_sampling: Option<RttSamplingConfig>,
     /// The window during SACK fast recovery: `"classic"` (`ssthresh` at once, sending clocked
-    /// by `pipe`: RFC 6675, ns-3's `TcpClassicRecovery`) or `"prr"` (Proportional Rate
-    /// Reduction, RFC 6937: ns-3 3.44's default `TcpPrrRecovery`, Linux). Without SACK,
-    /// recovery is RFC 6582's window inflation. `"prr"` needs `sack`.
+    /// by `pipe`: RFC 6675, ns-3's `TcpClassicRecovery`), `"prr"` (Proportional Rate
+    /// Reduction, RFC 6937, as Linux) or `"prr_ns3"` (PRR with ns-3 3.44's accounting, its
+    /// default `TcpPrrRecovery`: an ACK that SACKs new data counts one segment more, one that
+    /// also advances the cumulative point updates twice). Without SACK, recovery is RFC
+    /// 6582's window inflation. Both PRRs need `sack`.
     ///
-    /// Unit: `"classic"` or `"prr"` · Default: `"classic"` · Example: `recovery = "prr"`
+    /// Unit: `"classic"`, `"prr"` or `"prr_ns3"` · Default: `"classic"` · Example:
+    /// `recovery = "prr"`
     pub recovery: Option<RecoveryConfig>,
     /// The window when fast recovery ends: `"flight"` (`min(ssthresh, FlightSize + 1)`, RFC
     /// 6582 option 1; CUBIC and BBR keep their own rule) or `"ssthresh"` (then the ending
@@ -218,6 +221,8 @@ pub enum RecoveryConfig {
     Classic,
     /// RFC 6937.
     Prr,
+    /// RFC 6937 with ns-3 3.44's accounting.
+    PrrNs3,
 }
 
 /// `recovery_exit`.
@@ -261,7 +266,7 @@ impl TcpProfile {
                 4,
                 true,
                 RttSampling::Karn,
-                Recovery::Prr,
+                Recovery::PrrNs3,
                 RecoveryExit::Ssthresh,
             ),
             TcpProfile::Linux => (
@@ -412,6 +417,7 @@ impl TcpConfig {
             recovery: self.recovery.map_or(recovery, |r| match r {
                 RecoveryConfig::Classic => Recovery::Classic,
                 RecoveryConfig::Prr => Recovery::Prr,
+                RecoveryConfig::PrrNs3 => Recovery::PrrNs3,
             }),
             recovery_exit: self.recovery_exit.map_or(exit, |r| match r {
                 RecoveryExitConfig::Flight => RecoveryExit::Flight,
@@ -446,8 +452,8 @@ fn check(spec: &TcpSpec, cc: CcSpec, sack: Option<bool>, path: &FieldPath) -> Re
             ),
         ));
     }
-    if !spec.sack && (spec.sack_blocks > 1 || spec.recovery == Recovery::Prr) {
-        let field = if spec.recovery == Recovery::Prr {
+    if !spec.sack && (spec.sack_blocks > 1 || spec.recovery != Recovery::Classic) {
+        let field = if spec.recovery != Recovery::Classic {
             "recovery"
         } else {
             "sack_blocks"

@@ -121,6 +121,9 @@ pub enum Recovery {
     /// Proportional Rate Reduction (RFC 6937 and its bis draft, as ns-3 3.44's
     /// `TcpPrrRecovery` and Linux's `tcp_cwnd_reduction`).
     Prr,
+    /// PRR with ns-3 3.44's accounting: an ACK that SACKs new data counts one segment more,
+    /// and one that also advances the cumulative point updates twice (fixed after 3.44).
+    PrrNs3,
 }
 
 /// The window when fast recovery ends.

@@ -6,10 +6,11 @@
 //! `m_isRetransDataAcked`: PRR-SSRB there); the fast retransmit always goes; the window is
 //! `pipe + sndcnt`.
 //!
-//! Not reproduced from ns-3 3.44 (its later fixes, issues 1282 and 1350, remove them): the
-//! extra segment it adds to `DeliveredData` on every duplicate ACK with SACK on, the second
-//! update on an ACK that both SACKs and advances the cumulative point, and the 32-bit
-//! wrap-around of `prr_delivered x ssthresh` in bytes.
+//! [`Prr::on_ack_ns3`] adds ns-3 3.44's accounting beyond the RFC (its later fixes, issues
+//! 1282 and 1350, remove it): the extra segment it adds to `DeliveredData` on an ACK that
+//! SACKs new data, and the second update on an ACK that both SACKs and advances the
+//! cumulative point. Not reproduced: the 32-bit wrap-around of `prr_delivered x ssthresh` in
+//! bytes.
 
 /// PRR's state during one fast recovery, in segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +58,67 @@ impl Prr {
     }
 }
 
+impl Prr {
+    /// [`Prr::on_ack`] as ns-3 3.44's `TcpPrrRecovery::DoRecovery` computes it
+    /// (`recovery = "prr_ns3"`), in bytes of `mss` per segment: an ACK that SACKs new data
+    /// (`sacked_new`) counts one segment more while `prr_delivered < RecoverFS`, and one that
+    /// also advances the cumulative point (`advanced`) updates twice (`ProcessAck` calls
+    /// `DoRecovery` as a duplicate and as a partial ACK); `prr_delivered x ssthresh` is a
+    /// 32-bit product that wraps, and `max(prr_delivered - prr_out, DeliveredData)` an
+    /// unsigned difference that makes the limit negative once more went out than was
+    /// delivered. An ACK that delivered nothing keeps the window (`None`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn on_ack_ns3(
+        &mut self,
+        delivered: u32,
+        sacked_new: bool,
+        advanced: bool,
+        pipe: u32,
+        ssthresh: f64,
+        safe: bool,
+        mss: u32,
+    ) -> Option<f64> {
+        let mut window = None;
+        if sacked_new {
+            let extra = (self.delivered < self.recover_fs) as u32;
+            window = self.step_ns3(delivered + extra, pipe, ssthresh, safe, mss);
+        }
+        if advanced && delivered > 0 {
+            window = self.step_ns3(delivered, pipe, ssthresh, safe, mss);
+        }
+        window
+    }
+
+    /// One `DoRecovery` call in ns-3 3.44's integer types.
+    fn step_ns3(
+        &mut self,
+        delivered: u32,
+        pipe: u32,
+        ssthresh: f64,
+        safe: bool,
+        mss: u32,
+    ) -> Option<f64> {
+        if delivered == 0 {
+            return None;
+        }
+        self.delivered += delivered;
+        let bytes = |segments: u32| segments.wrapping_mul(mss);
+        let ssthresh = bytes(ssthresh.floor().max(1.0) as u32);
+        let (total, out, in_flight) = (bytes(self.delivered), bytes(self.out), bytes(pipe));
+        let sndcnt: i64 = if in_flight > ssthresh {
+            let product = total.wrapping_mul(ssthresh) as f64;
+            (product / bytes(self.recover_fs) as f64).ceil() as i64 - out as i64
+        } else {
+            let limit = total.wrapping_sub(out).max(bytes(delivered)) as i32 as i64;
+            let limit = limit + if safe { mss as i64 } else { 0 };
+            limit.min(ssthresh as i64 - in_flight as i64)
+        };
+        let floor = if self.out > 0 { 0 } else { mss as i64 };
+        // The sender sends whole segments while the window has room for one.
+        Some(pipe as f64 + (sndcnt.max(floor) / mss as i64) as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +147,57 @@ mod tests {
         assert_eq!(q.on_ack(1, 9, 10.0, true), 10.0, "capped at ssthresh");
         assert_eq!(q.on_ack(0, 5, 10.0, false), 8.0, "max(4 - 1, 0) = 3");
         assert_eq!(q.on_ack(0, 5, 10.0, true), 9.0, "a safe ACK sends one more");
+    }
+
+    #[test]
+    fn ns3_counts_a_sacking_ack_one_segment_more_and_twice_when_it_also_advances() {
+        let mut p = Prr::enter(20);
+        p.sent();
+        // A duplicate ACK SACKing one segment counts two: ceil(2 * 10 / 20) - 1 = 0.
+        assert_eq!(
+            p.on_ack_ns3(1, true, false, 18, 10.0, false, 1000),
+            Some(18.0)
+        );
+        assert_eq!(p.delivered, 2);
+        // SACKs one and advances by one: 2 + 1, then 2 again: delivered 7; in bytes
+        // ceil(7,000 x 10,000 / 20,000) - 1,000 = 2,500 B: two whole segments.
+        assert_eq!(
+            p.on_ack_ns3(2, true, true, 16, 10.0, false, 1000),
+            Some(18.0)
+        );
+        assert_eq!(p.delivered, 7);
+        // Nothing delivered: the window stays.
+        assert_eq!(p.on_ack_ns3(0, false, false, 16, 10.0, false, 1000), None);
+    }
+
+    #[test]
+    fn ns3_wraps_its_32_bit_product_and_its_unsigned_difference() {
+        // 100 segments delivered x ssthresh 50 of 1,460 B: 1.07e10 bytes^2, past 2^32.
+        let mut p = Prr::enter(100);
+        for _ in 0..30 {
+            p.sent();
+        }
+        let mut rfc = p;
+        assert_eq!(
+            rfc.on_ack(100, 80, 50.0, false),
+            100.0,
+            "100 x 50 / 100 - 30 = 20"
+        );
+        let wrapped = ((100u32 * 1460).wrapping_mul(50 * 1460)) as f64;
+        assert!(wrapped < 2.1e9);
+        // ceil(2.07e9 / 146,000) - 43,800 < 0: nothing more.
+        assert_eq!(
+            p.on_ack_ns3(100, false, true, 80, 50.0, false, 1460),
+            Some(80.0)
+        );
+        // Below ssthresh with more sent than delivered: the limit is negative, nothing more.
+        let mut q = Prr::enter(20);
+        for _ in 0..5 {
+            q.sent();
+        }
+        assert_eq!(
+            q.on_ack_ns3(2, false, true, 4, 10.0, false, 1000),
+            Some(4.0)
+        );
     }
 }

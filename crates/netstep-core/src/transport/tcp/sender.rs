@@ -206,7 +206,9 @@ impl TcpSender {
                 .scoreboard
                 .as_ref()
                 .is_some_and(|sb| sb.retransmitted_below(a));
-        if a > self.snd_una {
+        let advanced = a > self.snd_una;
+        let mut sacked_new = false;
+        if advanced {
             self.retries.progress();
             let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
             self.sample_rtt(spec, a, rtt, now);
@@ -215,7 +217,7 @@ impl TcpSender {
             self.snd_nxt = self.snd_nxt.max(a);
             if let Some(sb) = self.scoreboard.as_mut() {
                 sb.advance(a);
-                sack_all(sb, ack, side);
+                sacked_new = sack_all(sb, ack, side) > 0;
             }
             let (delivered, rate) = self.rate_sample(ack, now);
             let flight = self.high_sent - self.snd_una;
@@ -266,7 +268,7 @@ impl TcpSender {
         } else if self.snd_una < self.high_sent {
             self.dupacks += 1;
             if let Some(sb) = self.scoreboard.as_mut() {
-                sack_all(sb, ack, side);
+                sacked_new = sack_all(sb, ack, side) > 0;
             }
             if self.in_recovery {
                 if self.scoreboard.is_none() {
@@ -289,7 +291,14 @@ impl TcpSender {
             self.enter_recovery(spec, delivered_before, now, out);
         } else if let (Some(prr), Some(sb)) = (self.prr.as_mut(), self.scoreboard.as_ref()) {
             let delivered = self.snd_una + sb.sacked() - delivered_before;
-            self.prr_cwnd = prr.on_ack(delivered, sb.pipe(), self.cc.ssthresh(), safe);
+            let (pipe, ssthresh) = (sb.pipe(), self.cc.ssthresh());
+            if spec.recovery == Recovery::PrrNs3 {
+                let (mss, sacked) = (spec.mss_bytes, sacked_new);
+                let window = prr.on_ack_ns3(delivered, sacked, advanced, pipe, ssthresh, safe, mss);
+                self.prr_cwnd = window.unwrap_or(self.prr_cwnd);
+            } else {
+                self.prr_cwnd = prr.on_ack(delivered, pipe, ssthresh, safe);
+            }
         }
         self.send_available(spec, now, out);
     }
@@ -334,12 +343,20 @@ impl TcpSender {
         self.recover = Some(self.high_sent - 1);
         self.in_recovery = true;
         self.fast_retransmits += 1;
-        if spec.recovery == Recovery::Prr
+        if spec.recovery != Recovery::Classic
             && let Some(sb) = &self.scoreboard
         {
             let mut prr = Prr::enter(sb.pipe());
             let delivered = self.snd_una + sb.sacked() - delivered_before;
-            self.prr_cwnd = prr.on_ack(delivered, sb.pipe(), self.cc.ssthresh(), false);
+            let (pipe, ssthresh) = (sb.pipe(), self.cc.ssthresh());
+            self.prr_cwnd = if spec.recovery == Recovery::PrrNs3 {
+                // ns-3's EnterRecovery: DoRecovery as for a duplicate ACK.
+                let mss = spec.mss_bytes;
+                let window = prr.on_ack_ns3(delivered, true, false, pipe, ssthresh, false, mss);
+                window.unwrap_or(self.cc.cwnd())
+            } else {
+                prr.on_ack(delivered, pipe, ssthresh, false)
+            };
             self.prr = Some(prr);
         }
         self.emit(spec, self.snd_una, now, out);
@@ -585,10 +602,12 @@ impl TcpSender {
     }
 }
 
-/// Applies every SACK block of `ack`: the packet's own and its side record's.
-fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&IntStack>) {
-    sb.sack(ack.sack_start, ack.sack_len as u32);
+/// Applies every SACK block of `ack`: the packet's own and its side record's; returns how
+/// many segments became SACKed.
+fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&IntStack>) -> u32 {
+    let mut newly = sb.sack(ack.sack_start, ack.sack_len as u32);
     for &(start, len) in side.map_or(&[][..], |s| s.sack_blocks()) {
-        sb.sack(start, len);
+        newly += sb.sack(start, len);
     }
+    newly
 }
