@@ -250,7 +250,8 @@ pub struct SwitchFileConfig {
     /// waiting is sent): ns-3's point-to-point device queue without a queue disc, which the
     /// device stops once it has no room for a packet of the device's MTU (1500 B), so that
     /// the traffic-control layer drops every packet, ACKs included, until it wakes.
-    /// Packet-count buffers and lossless (PFC) packets are unaffected.
+    /// The bytes counted are the whole port's (as ns-3's one device queue), against the
+    /// packet's class buffer. Packet-count buffers and lossless (PFC) packets are unaffected.
     ///
     /// Unit: size · Default: none (a packet is admitted while it fits itself) · Example:
     /// `admission_room = "1500B"`

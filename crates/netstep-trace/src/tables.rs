@@ -78,7 +78,6 @@ pub fn flows_schema(standalone: bool) -> Arc<Schema> {
         Field::new("size_bytes", DataType::UInt64, false),
         Field::new("start_ns", DataType::UInt64, true),
         Field::new("deps_done_ns", DataType::UInt64, true),
-        Field::new("handshake_ns", DataType::UInt64, true),
         Field::new("end_ns", DataType::UInt64, true),
         Field::new("fct_ns", DataType::UInt64, true),
         Field::new("ideal_fct_ns", DataType::UInt64, false),
@@ -91,6 +90,7 @@ pub fn flows_schema(standalone: bool) -> Arc<Schema> {
         Field::new("timeouts", DataType::UInt64, false),
         Field::new("completed", DataType::Boolean, false),
         Field::new("fail_reason", dict(), true),
+        Field::new("handshake_ns", DataType::UInt64, true),
     ];
     if standalone {
         fields.push(Field::new("standalone_fct_ns", DataType::UInt64, true));
@@ -125,7 +125,6 @@ pub fn flows_batch(rows: &[FlowRow], standalone: bool) -> Result<RecordBatch, Ar
         u64col(|r| r.size_bytes),
         opt_u64(|r| r.start_ns),
         opt_u64(|r| r.deps_done_ns),
-        opt_u64(|r| r.handshake_ns),
         opt_u64(|r| r.end_ns),
         opt_u64(|r| r.fct_ns),
         u64col(|r| r.ideal_fct_ns),
@@ -138,6 +137,7 @@ pub fn flows_batch(rows: &[FlowRow], standalone: bool) -> Result<RecordBatch, Ar
         u64col(|r| r.timeouts),
         Arc::new(completed.finish()),
         Arc::new(fail_reason.finish()),
+        opt_u64(|r| r.handshake_ns),
     ];
     if standalone {
         columns.push(opt_u64(|r| r.standalone_fct_ns));

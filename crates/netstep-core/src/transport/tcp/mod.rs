@@ -24,6 +24,7 @@ pub use scoreboard::Scoreboard;
 pub use sender::TcpSender;
 mod handshake;
 mod prr;
+mod rate;
 
 use crate::transport::cc::CcSpec;
 use crate::units::{Bytes, SimTime};

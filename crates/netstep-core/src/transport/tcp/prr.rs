@@ -6,11 +6,11 @@
 //! `m_isRetransDataAcked`: PRR-SSRB there); the fast retransmit always goes; the window is
 //! `pipe + sndcnt`.
 //!
-//! [`Prr::on_ack_ns3`] adds ns-3 3.44's accounting beyond the RFC (its later fixes, issues
-//! 1282 and 1350, remove it): the extra segment it adds to `DeliveredData` on an ACK that
-//! SACKs new data, and the second update on an ACK that both SACKs and advances the
-//! cumulative point. Not reproduced: the 32-bit wrap-around of `prr_delivered x ssthresh` in
-//! bytes.
+//! [`Prr::on_ack_ns3`] computes as ns-3 3.44 does (its later fixes, issues 1282 and 1350,
+//! change it): the extra segment it adds to `DeliveredData` on an ACK that SACKs new data,
+//! the second update on an ACK that both SACKs and advances the cumulative point, the 32-bit
+//! wrap-around of `prr_delivered x ssthresh` in bytes and the unsigned `prr_delivered -
+//! prr_out`.
 
 /// PRR's state during one fast recovery, in segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@
 
 use super::handshake::{Opening, SYN_TIMER};
 use super::prr::Prr;
+use super::rate::RateState;
 use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
 use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, TcpSpec};
@@ -76,20 +77,6 @@ pub struct TcpSender {
     opening: Option<Opening>,
     /// When the SYN-ACK arrived.
     pub handshake_done: Option<SimTime>,
-}
-
-/// Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation), in segments.
-#[derive(Clone, Debug, Default)]
-struct RateState {
-    /// Segments delivered (cumulatively acknowledged or SACKed).
-    delivered: u32,
-    /// When `delivered` last grew.
-    delivered_time: SimTime,
-    /// Send time of the segment whose delivery last produced a sample.
-    first_sent_time: SimTime,
-    /// Per segment, at its last transmission: (delivered, delivered_time, first_sent_time,
-    /// sent_time).
-    segments: Vec<(u32, SimTime, SimTime, SimTime)>,
 }
 
 impl TcpSender {
@@ -518,38 +505,13 @@ impl TcpSender {
     }
 
     /// Updates the delivered count after an ACK that advanced the cumulative point (the
-    /// scoreboard already updated) and takes a rate sample from the most recently sent segment
-    /// it newly delivered.
+    /// scoreboard already updated) and takes a rate sample ([`RateState::sample`]).
     fn rate_sample(&mut self, ack: &Packet, now: SimTime) -> (u32, Option<RateSample>) {
         let delivered = self.snd_una + self.scoreboard.as_ref().map_or(0, |sb| sb.sacked());
-        let Some(r) = self.rates.as_mut() else {
-            return (delivered, None);
-        };
-        if delivered <= r.delivered {
-            return (r.delivered, None);
+        match self.rates.as_mut() {
+            Some(r) => r.sample(delivered, ack, now),
+            None => (delivered, None),
         }
-        r.delivered = delivered;
-        r.delivered_time = now;
-        // The newest segment the ACK covers: the last one acknowledged cumulatively or the
-        // last one of its SACK block, whichever was sent later.
-        let sacked = (ack.sack_len > 0).then(|| ack.sack_start + ack.sack_len as u32 - 1);
-        let newest = [Some(ack.seq - 1), sacked]
-            .into_iter()
-            .flatten()
-            .filter_map(|s| r.segments.get(s as usize).copied())
-            .max_by_key(|p| p.3);
-        let Some((prior_delivered, prior_time, first_sent, sent)) = newest else {
-            return (delivered, None);
-        };
-        r.first_sent_time = sent;
-        let send_elapsed = sent.0.saturating_sub(first_sent.0);
-        let ack_elapsed = now.0.saturating_sub(prior_time.0);
-        let interval = send_elapsed.max(ack_elapsed);
-        let sample = (interval > 0).then(|| RateSample {
-            rate: (delivered - prior_delivered.min(delivered)) as f64 / (interval as f64 * 1e-12),
-            prior_delivered,
-        });
-        (delivered, sample)
     }
 
     fn emit(&mut self, spec: &TcpSpec, seq: u32, now: SimTime, out: &mut TransportOut) {

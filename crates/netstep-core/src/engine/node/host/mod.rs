@@ -203,7 +203,8 @@ impl HostState {
         let spec = &model.flows.flows[flow];
         let side = match packet.kind {
             PacketKind::Data => {
-                if model.record_deliveries {
+                // A SYN opens a connection; it delivers no data.
+                if model.record_deliveries && !packet.has(Packet::SYN) {
                     eg.lp.deliveries.push(Delivery {
                         arrived_ps: now.0,
                         flow: packet.flow,
