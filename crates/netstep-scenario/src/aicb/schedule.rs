@@ -102,6 +102,8 @@ pub fn plan(workload: &Workload, layout: &GroupLayout) -> Result<Schedule, Workl
     let tp_skips = layout.size(Dimension::Tp) == 1;
     let rows = &workload.rows;
     let policy = workload.header.policy;
+    // The most ring channels any group of a dimension has, computed once per dimension.
+    let mut channels = std::collections::HashMap::new();
     let mut push =
         |row: usize, pass: Pass, blocking: bool, comm: bool| -> Result<(), WorkloadError> {
             let r = &rows[row];
@@ -112,7 +114,8 @@ pub fn plan(workload: &Workload, layout: &GroupLayout) -> Result<Schedule, Workl
             };
             let mut collective = None;
             if comm && !(tp_skips && pass != Pass::WeightGrad) {
-                collective = resolve(workload, row, pass, phase, layout, policy)?;
+                let at = (row, pass, phase);
+                collective = resolve(workload, at, layout, policy, &mut channels)?;
             }
             s.info.push(OpInfo {
                 row: row as u32,
@@ -181,13 +184,13 @@ pub fn plan(workload: &Workload, layout: &GroupLayout) -> Result<Schedule, Workl
 
 /// The collective of one pass of row `row`, checked: kind, dimension, bytes (after the
 /// FWD_IN_BCKWD raise) and group size; `None` for no collective or a one-rank group.
+/// `channels` caches the most ring channels of any group per dimension.
 fn resolve(
     workload: &Workload,
-    row: usize,
-    pass: Pass,
-    phase: &Phase,
+    (row, pass, phase): (usize, Pass, &Phase),
     layout: &GroupLayout,
     policy: Policy,
+    channels: &mut std::collections::HashMap<Dimension, u64>,
 ) -> Result<Option<(CollectiveKind, Dimension, u64, u32)>, WorkloadError> {
     let Some((kind, dim, mut bytes)) = phase.collective() else {
         return Ok(None);
@@ -215,8 +218,14 @@ fn resolve(
     }
     if kind != CollectiveKind::AllToAll {
         // The group with the most channels has the smallest ring chunks.
-        let counts = layout.channel_counts(dim).map_err(fail)?;
-        let channels = counts.iter().copied().max().unwrap_or(1).max(1);
+        let channels = match channels.get(&dim) {
+            Some(&c) => c,
+            None => {
+                let counts = layout.channel_counts(dim).map_err(fail)?;
+                let most = counts.iter().copied().max().unwrap_or(1).max(1);
+                *channels.entry(dim).or_insert(most)
+            }
+        };
         if bytes / n as u64 / channels == 0 {
             return Err(fail(format!(
                 "{bytes} bytes over a {dim} group of {n} ranks in {channels} rings leaves ring \
@@ -232,6 +241,8 @@ fn resolve(
 /// Flows of the whole schedule, by arithmetic.
 pub fn flow_count(schedule: &Schedule, layout: &GroupLayout) -> Result<u64, String> {
     let mut total = 0u64;
+    // Every group's channels summed, once per dimension.
+    let mut channels = std::collections::HashMap::new();
     for info in &schedule.info {
         let Some((kind, dim, _, n)) = info.collective else {
             continue;
@@ -242,8 +253,13 @@ pub fn flow_count(schedule: &Schedule, layout: &GroupLayout) -> Result<u64, Stri
             CollectiveKind::AllToAll => groups * n * (n - 1),
             // Every group's own channels.
             _ => {
-                let channels: u64 = layout.channel_counts(dim)?.iter().sum();
-                channels * n * steps(kind, n as u32) as u64
+                let sum = match channels.get(&dim) {
+                    Some(&sum) => sum,
+                    None => *channels
+                        .entry(dim)
+                        .or_insert(layout.channel_counts(dim)?.iter().sum::<u64>()),
+                };
+                sum * n * steps(kind, n as u32) as u64
             }
         };
     }
