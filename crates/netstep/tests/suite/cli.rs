@@ -312,3 +312,55 @@ fn validate_counts_large_generated_topologies_by_arithmetic() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown host \"h999\""));
 }
+
+/// With a handshake, `flows.parquet` says when it completed and `fct_ns` starts there; with
+/// `fct_from = "connection_start"` it starts at the flow's start, one handshake longer.
+#[test]
+fn a_handshake_is_in_the_flows_table_and_the_fct_starts_after_it_unless_asked() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    let scenario = crate::common::repo().join("scenarios/tcp/sack-lossy-dumbbell.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let output = netstep()
+            .arg("run")
+            .arg(&scenario)
+            .args(["--set", "transport.handshake=true", "--quiet", "--out"])
+            .arg(&out)
+            .args(extra.iter().flat_map(|s| ["--set", s]))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let file = std::fs::File::open(out.join("flows.parquet")).unwrap();
+        let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(file, 64)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let col = |c: &str| -> Vec<u64> {
+            let a = batch.column_by_name(c).unwrap();
+            a.as_primitive::<UInt64Type>().values().to_vec()
+        };
+        (
+            col("start_ns"),
+            col("handshake_ns"),
+            col("end_ns"),
+            col("fct_ns"),
+        )
+    };
+    let (start, handshake, end, fct) = table("first", &[]);
+    let (start2, handshake2, end2, fct2) =
+        table("start", &["transport.fct_from=\"connection_start\""]);
+    assert_eq!((&start, &handshake, &end), (&start2, &handshake2, &end2));
+    for i in 0..start.len() {
+        // The SYN and SYN-ACK cross the 120 us round trip first.
+        assert!(handshake[i] >= start[i] + 120_000, "flow {i}");
+        assert_eq!(fct[i], end[i] - handshake[i], "flow {i}");
+        assert_eq!(fct2[i], end[i] - start[i], "flow {i}");
+    }
+}
