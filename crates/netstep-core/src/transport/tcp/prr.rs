@@ -13,7 +13,7 @@
 //! prr_out`.
 
 /// PRR's state during one fast recovery, in segments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Prr {
     /// `pipe` when recovery started.
     recover_fs: u32,
@@ -21,6 +21,27 @@ pub(super) struct Prr {
     delivered: u32,
     /// Segments sent since then.
     out: u32,
+    /// The window the last ACK set: `pipe + sndcnt`.
+    window: f64,
+}
+
+/// What one ACK tells PRR.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AckFacts {
+    /// Segments it delivered (cumulatively acknowledged or SACKed).
+    pub delivered: u32,
+    /// It SACKed new data.
+    pub sacked_new: bool,
+    /// It advanced the cumulative point.
+    pub advanced: bool,
+    /// Segments presumed in the network after it.
+    pub pipe: u32,
+    /// The congestion control's `ssthresh`, segments.
+    pub ssthresh: f64,
+    /// It cumulatively acknowledged a retransmitted segment.
+    pub safe: bool,
+    /// Payload bytes per segment (ns-3's byte arithmetic).
+    pub mss: u32,
 }
 
 impl Prr {
@@ -30,6 +51,25 @@ impl Prr {
             recover_fs: pipe.max(1),
             delivered: 0,
             out: 0,
+            window: pipe as f64,
+        }
+    }
+
+    /// The window to send by.
+    pub(super) fn window(&self) -> f64 {
+        self.window
+    }
+
+    /// Takes ACK `a` into account: [`Prr::on_ack_ns3`] with `ns3` (an ACK that delivered
+    /// nothing keeps the window), else [`Prr::on_ack`].
+    pub(super) fn update(&mut self, ns3: bool, a: &AckFacts) {
+        if ns3 {
+            let (d, s, adv, p, t) = (a.delivered, a.sacked_new, a.advanced, a.pipe, a.ssthresh);
+            if let Some(window) = self.on_ack_ns3(d, s, adv, p, t, a.safe, a.mss) {
+                self.window = window;
+            }
+        } else {
+            self.window = self.on_ack(a.delivered, a.pipe, a.ssthresh, a.safe);
         }
     }
 
@@ -41,7 +81,7 @@ impl Prr {
     /// An ACK delivered `delivered` segments with `pipe` now in the network; `safe`: it
     /// cumulatively acknowledged a retransmitted segment. Returns the window for this ACK:
     /// `pipe + sndcnt`.
-    pub(super) fn on_ack(&mut self, delivered: u32, pipe: u32, ssthresh: f64, safe: bool) -> f64 {
+    fn on_ack(&mut self, delivered: u32, pipe: u32, ssthresh: f64, safe: bool) -> f64 {
         self.delivered += delivered;
         let ssthresh = ssthresh.floor().max(1.0) as i64;
         let (delivered_total, out, pipe_i) = (self.delivered as i64, self.out as i64, pipe as i64);
@@ -68,7 +108,7 @@ impl Prr {
     /// unsigned difference that makes the limit negative once more went out than was
     /// delivered. An ACK that delivered nothing keeps the window (`None`).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn on_ack_ns3(
+    fn on_ack_ns3(
         &mut self,
         delivered: u32,
         sacked_new: bool,

@@ -15,7 +15,7 @@
 //! waiting on a pacing timer.
 
 use super::handshake::{Opening, SYN_TIMER};
-use super::prr::Prr;
+use super::prr::{AckFacts, Prr};
 use super::rate::RateState;
 use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
@@ -69,10 +69,8 @@ pub struct TcpSender {
     rates: Option<Box<RateState>>,
     /// Karn's rule's send history (`rtt_sampling = "karn"` only).
     karn: Option<Box<KarnHistory>>,
-    /// PRR's state while fast recovery lasts (`recovery = "prr"` only).
+    /// PRR's state while fast recovery lasts (`recovery = "prr"` or `"prr_ns3"` only).
     prr: Option<Prr>,
-    /// The window PRR set for the current ACK.
-    prr_cwnd: f64,
     /// The SYN waiting for its SYN-ACK (`handshake = true`).
     opening: Option<Opening>,
     /// When the SYN-ACK arrived.
@@ -116,7 +114,6 @@ impl TcpSender {
             }),
             karn: (spec.rtt_sampling == RttSampling::Karn).then(Box::default),
             prr: None,
-            prr_cwnd: 0.0,
             opening: None,
             handshake_done: None,
         };
@@ -136,11 +133,9 @@ impl TcpSender {
     /// The window SACK recovery sends by: PRR's while it runs, else the congestion
     /// control's.
     fn window(&self) -> f64 {
-        if self.prr.is_some() {
-            self.prr_cwnd
-        } else {
-            self.cc.cwnd()
-        }
+        self.prr
+            .as_ref()
+            .map_or_else(|| self.cc.cwnd(), Prr::window)
     }
 
     /// The flow's congestion-control state at `now`, for `cc_samples`.
@@ -277,15 +272,19 @@ impl TcpSender {
         if entering {
             self.enter_recovery(spec, delivered_before, now, out);
         } else if let (Some(prr), Some(sb)) = (self.prr.as_mut(), self.scoreboard.as_ref()) {
-            let delivered = self.snd_una + sb.sacked() - delivered_before;
-            let (pipe, ssthresh) = (sb.pipe(), self.cc.ssthresh());
-            if spec.recovery == Recovery::PrrNs3 {
-                let (mss, sacked) = (spec.mss_bytes, sacked_new);
-                let window = prr.on_ack_ns3(delivered, sacked, advanced, pipe, ssthresh, safe, mss);
-                self.prr_cwnd = window.unwrap_or(self.prr_cwnd);
-            } else {
-                self.prr_cwnd = prr.on_ack(delivered, pipe, ssthresh, safe);
-            }
+            let ns3 = spec.recovery == Recovery::PrrNs3;
+            prr.update(
+                ns3,
+                &AckFacts {
+                    delivered: self.snd_una + sb.sacked() - delivered_before,
+                    sacked_new,
+                    advanced,
+                    pipe: sb.pipe(),
+                    ssthresh: self.cc.ssthresh(),
+                    safe,
+                    mss: spec.mss_bytes,
+                },
+            );
         }
         self.send_available(spec, now, out);
     }
@@ -334,16 +333,19 @@ impl TcpSender {
             && let Some(sb) = &self.scoreboard
         {
             let mut prr = Prr::enter(sb.pipe());
-            let delivered = self.snd_una + sb.sacked() - delivered_before;
-            let (pipe, ssthresh) = (sb.pipe(), self.cc.ssthresh());
-            self.prr_cwnd = if spec.recovery == Recovery::PrrNs3 {
-                // ns-3's EnterRecovery: DoRecovery as for a duplicate ACK.
-                let mss = spec.mss_bytes;
-                let window = prr.on_ack_ns3(delivered, true, false, pipe, ssthresh, false, mss);
-                window.unwrap_or(self.cc.cwnd())
-            } else {
-                prr.on_ack(delivered, pipe, ssthresh, false)
-            };
+            // ns-3's EnterRecovery: DoRecovery as for a duplicate ACK.
+            prr.update(
+                spec.recovery == Recovery::PrrNs3,
+                &AckFacts {
+                    delivered: self.snd_una + sb.sacked() - delivered_before,
+                    sacked_new: true,
+                    advanced: false,
+                    pipe: sb.pipe(),
+                    ssthresh: self.cc.ssthresh(),
+                    safe: false,
+                    mss: spec.mss_bytes,
+                },
+            );
             self.prr = Some(prr);
         }
         self.emit(spec, self.snd_una, now, out);
