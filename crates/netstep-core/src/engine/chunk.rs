@@ -34,6 +34,8 @@ struct LpSink<'a> {
     queue: &'a mut LpQueue,
     out: &'a mut Outbox,
     placement: &'a Placement,
+    /// [`EventSink::batch_bound`].
+    batch_bound: SimTime,
 }
 
 impl EventSink for LpSink<'_> {
@@ -53,6 +55,10 @@ impl EventSink for LpSink<'_> {
         let place = self.placement.of(node);
         self.out.telemetry[place.chunk as usize].push((place.slot, id, stack));
     }
+    #[inline]
+    fn batch_bound(&self) -> SimTime {
+        self.batch_bound
+    }
 }
 
 /// The time of the earliest event in `queue` (`SimTime::MAX` when none).
@@ -60,20 +66,23 @@ fn next_time(queue: &mut LpQueue) -> SimTime {
     queue.peek().map_or(SimTime::MAX, |e| e.key.time)
 }
 
-/// Lets the LP with `state` and pending events `queue` handle every event before `bound`.
+/// Lets the LP with `state` and pending events `queue` handle every event before `bound`;
+/// `batch`: its ports may send departures as a batch up to `bound`.
 fn run_window(
     state: &mut NodeState,
     queue: &mut LpQueue,
-    bound: SimTime,
+    (bound, batch): (SimTime, bool),
     model: &Model,
     out: &mut Outbox,
     placement: &Placement,
 ) {
+    let batch_bound = if batch { bound } else { SimTime::ZERO };
     while let Some(event) = queue.pop_before(bound) {
         let mut sink = LpSink {
             queue: &mut *queue,
             out: &mut *out,
             placement,
+            batch_bound,
         };
         state.handle(event, model, &mut sink);
     }
@@ -104,11 +113,14 @@ pub(super) struct Chunk {
     pub(super) allocated: Vec<u32>,
     /// Hop records produced in the current window.
     pub(super) hop_records: Vec<HopRecord>,
+    /// FIFO switch ports send a window's departures as a batch
+    /// ([`Model::batches_departures`]).
+    pub(super) batch: bool,
 }
 
 impl Chunk {
     /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks.
-    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize) -> Chunk {
+    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize, batch: bool) -> Chunk {
         let n_slots = nodes.len();
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
@@ -126,6 +138,7 @@ impl Chunk {
             overflow: false,
             allocated: Vec::new(),
             hop_records: Vec::new(),
+            batch,
         }
     }
 
@@ -136,6 +149,7 @@ impl Chunk {
             return;
         }
         let mut min_next = SimTime::MAX;
+        let batch = self.batch;
         let Chunk {
             slots,
             queues,
@@ -159,7 +173,7 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
-            run_window(state, queue, bound, model, out, placement);
+            run_window(state, queue, (bound, batch), model, out, placement);
             *last_event = (*last_event).max(state.lp.last_useful);
             *overflow |= state.lp.failed();
             if !state.lp.hop_records.is_empty() {

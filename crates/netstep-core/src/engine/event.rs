@@ -209,6 +209,13 @@ pub trait EventSink {
     /// through [`EventSink::remote`] in the same handler): it is in `node`'s side table before
     /// the arrival is handled.
     fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>);
+    /// The end of the window the LP is running in, before which a FIFO switch port may send
+    /// its departures as a batch (`engine/node/port/batch.rs`); `SimTime::ZERO` (the
+    /// default): one event at a time.
+    #[inline]
+    fn batch_bound(&self) -> SimTime {
+        SimTime::ZERO
+    }
 }
 
 #[cfg(test)]

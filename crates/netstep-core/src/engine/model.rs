@@ -60,6 +60,21 @@ impl Model {
             .route(node, packet.dst, ecmp_hash(packet.flow, reverse, node))
     }
 
+    /// Whether a FIFO switch port's departures depend on nothing but its own queue, so the
+    /// window engine may send a window's worth of them as a batch (`engine/node/port/batch.rs`):
+    /// no PFC (a pause arriving inside the window would stop them), no shared buffer and no
+    /// load balancing beyond plain ECMP (both read other ports' queues as they stand), no ACK
+    /// lane (an ACK arriving later would go first), no link failures, and no flow whose
+    /// packets switches stamp with telemetry (the stamp reads the queue at the start).
+    pub fn batches_departures(&self) -> bool {
+        self.pfc.is_none()
+            && self.shared_buffer.is_none()
+            && self.balance.is_plain_ecmp()
+            && !self.ack_priority
+            && self.failures.is_none()
+            && !self.flows.flows.iter().any(|f| f.transport.telemetry())
+    }
+
     /// Smallest packet any flow sends (bytes), for the lookahead.
     pub fn min_packet(&self) -> Bytes {
         let smallest = self

@@ -21,6 +21,9 @@ pub struct RunStats {
     pub drops: u64,
     /// Packets that found no route.
     pub misrouted: u64,
+    /// Of `events`, the departures a switch port handled inside a batch instead of as a
+    /// queued event (the same simulation; see `engine/node/port/batch.rs`).
+    pub batched: u64,
     /// Windows executed (the reference engine reports 0).
     pub windows: u64,
     /// Time of the last useful event handled (stale or cancelled timers do not count).
@@ -129,6 +132,7 @@ pub(crate) fn collect_output<'a>(
         counters.packet_hops += lp.counters.packet_hops;
         counters.drops += lp.counters.drops;
         counters.misrouted += lp.counters.misrouted;
+        counters.batched += lp.counters.batched;
         deliveries.extend_from_slice(&lp.deliveries);
         if let Some(switch) = state.switch() {
             pfc_events.extend_from_slice(&switch.pfc_events);
@@ -187,6 +191,7 @@ pub(crate) fn collect_output<'a>(
     stats.packet_hops = counters.packet_hops;
     stats.drops = counters.drops;
     stats.misrouted = counters.misrouted;
+    stats.batched = counters.batched;
     deliveries.sort_unstable();
     pfc_events.sort_unstable();
     let job = model.job.as_deref().map(|job| job_outcome(job, &by_node));

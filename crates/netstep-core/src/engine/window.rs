@@ -108,13 +108,14 @@ impl<'m> WindowEngine<'m> {
             1
         };
         let (placement, nodes) = Placement::new(&model.net, n_chunks);
+        let batch = model.batches_departures();
         let mut engine = WindowEngine {
             model,
             config,
             width,
             chunks: nodes
                 .into_iter()
-                .map(|nodes| Chunk::new(nodes, n_chunks))
+                .map(|nodes| Chunk::new(nodes, n_chunks, batch))
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
@@ -145,6 +146,20 @@ impl<'m> WindowEngine<'m> {
     pub fn stop_when(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
         self.stop = Some(flag);
         self
+    }
+
+    /// Handles every departure as its own event, never a window's as a batch
+    /// (`engine/node/port/batch.rs`): the same results, for measuring what the batches save.
+    pub fn per_event_departures(mut self) -> Self {
+        for chunk in &mut self.chunks {
+            chunk.batch = false;
+        }
+        self
+    }
+
+    /// Whether FIFO switch ports send a window's departures as a batch.
+    pub fn batches_departures(&self) -> bool {
+        self.chunks.iter().any(|c| c.batch)
     }
 
     /// The window width in use.

@@ -159,3 +159,93 @@ fn pulling_rdma_nics_match_reference() {
         assert!(overlapping, "{cc}: no host runs two flows at once");
     }
 }
+
+/// FIFO switch ports send a window's departures as a batch (`engine/node/port/batch.rs`): the
+/// same simulation, hop records and queue samples as one event per departure, on congested
+/// runs where batches form (drops by a byte and a packet limit, wire loss, exact and quantized
+/// windows, 1 and 2 threads).
+#[test]
+fn batched_departures_equal_one_event_per_departure() {
+    use netstep_core::engine::trace::{HopFilter, MemoryTrace};
+    use netstep_core::engine::window::WindowEngine;
+    use netstep_core::engine::{EngineConfig, WindowMode};
+    use netstep_core::units::SimTime;
+    let cases = [
+        (
+            "mm1",
+            scenario_file(
+                "scenarios/queueing/mm1-rho09.toml",
+                &["traffic.0.flows.0.packets=3000"],
+            ),
+        ),
+        (
+            "tcp dumbbell, byte buffer, lossy",
+            scenario(
+                &dumbbell_tcp(6, "10Gbps", "5us", "30KB", "400KB", ""),
+                &["topology.links.loss=0.005"],
+            ),
+        ),
+        (
+            "tcp dumbbell, packet buffer",
+            scenario(
+                &dumbbell_tcp(8, "10Gbps", "4us", "12pkts", "300KB", ""),
+                &[],
+            ),
+        ),
+        (
+            "quickstart",
+            scenario_file("scenarios/quickstart.toml", &["traffic.0.duration=\"2ms\""]),
+        ),
+    ];
+    for (name, mut s) in cases {
+        assert!(s.model.batches_departures(), "{name}: no batches here");
+        s.model.record_deliveries = true;
+        s.model.trace.packet_hops = Some(HopFilter::all());
+        s.model.trace.queue_samples = Some(SimTime::from_us(7));
+        let quantum = WindowMode::Quantized(SimTime(s.model.lookahead().0 * 3));
+        for (threads, window) in [(1, WindowMode::Exact), (2, WindowMode::Exact), (2, quantum)] {
+            let run = |per_event: bool| {
+                let config = EngineConfig {
+                    threads,
+                    window,
+                    end: s.meta.duration,
+                };
+                let mut engine = WindowEngine::new(&s.model, config).unwrap();
+                if per_event {
+                    engine = engine.per_event_departures();
+                }
+                let mut trace = MemoryTrace::default();
+                let out = engine.run_traced(|_| {}, &mut trace).expect("run");
+                (out, trace)
+            };
+            let what = format!("{name}, {threads} threads, {window:?}");
+            let ((batched, tb), (single, ts)) = (run(false), run(true));
+            assert!(batched.stats.batched > 0, "{what}: no batch formed");
+            assert_eq!(single.stats.batched, 0, "{what}");
+            assert!(batched.stats.drops > 0 || name != "tcp dumbbell, packet buffer");
+            assert_same_simulation(&batched, &single, &what);
+            assert_eq!(
+                tb.hops.len(),
+                ts.hops.len(),
+                "{what}: hop record counts differ"
+            );
+            if let Some(i) = (0..tb.hops.len()).find(|&i| tb.hops[i] != ts.hops[i]) {
+                panic!(
+                    "{what}: hop record {i} differs: {:?} vs {:?}",
+                    tb.hops[i], ts.hops[i]
+                );
+            }
+            assert_eq!(
+                tb.samples.len(),
+                ts.samples.len(),
+                "{what}: sample counts differ"
+            );
+            if let Some(i) = (0..tb.samples.len()).find(|&i| tb.samples[i] != ts.samples[i]) {
+                panic!(
+                    "{what}: queue sample {i} differs: {:?} vs {:?}",
+                    tb.samples[i], ts.samples[i]
+                );
+            }
+        }
+    }
+}

@@ -26,6 +26,9 @@ pub struct NodeCounters {
     pub drops: u64,
     /// Packets that arrived at a host they were not addressed to, or found no route.
     pub misrouted: u64,
+    /// Of `events`, those handled inside a batch of departures instead of being queued
+    /// (`port/batch.rs`).
+    pub batched: u64,
 }
 
 /// One data packet reaching its receiver (recorded on request, for analysis and tests).

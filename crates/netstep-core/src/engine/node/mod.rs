@@ -116,7 +116,8 @@ impl NodeState {
             Role::Switch(switch) => switch.handle(event, lp, ports, model, sink),
         };
         if useful {
-            lp.last_useful = now;
+            // A batch of departures may have handled later times already (`port/batch.rs`).
+            lp.last_useful = lp.last_useful.max(now);
         }
     }
 }

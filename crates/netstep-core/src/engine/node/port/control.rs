@@ -5,6 +5,8 @@
 //! CNPs share the lane with the frames (the HPCC simulator's queue 0).
 
 use super::state::{PortCold, PortState};
+use super::{Egress, PortRef, transmitter};
+use crate::engine::event::EventSink;
 use crate::packet::{Packet, PacketKind};
 use crate::pfc::FRAME_BYTES;
 use crate::queue::Entry;
@@ -52,4 +54,45 @@ pub(super) fn apply(port: &mut PortState, packet: &Packet) -> bool {
     }
     port.paused &= !bit;
     true
+}
+
+impl<'a> Egress<'a> {
+    /// [`Egress::offer`] for an ACK, NACK or CNP at a switch with `ack_priority`: it joins
+    /// the control lane, served before the queue element in arrival order with PFC frames
+    /// (strict priority, no buffer limit, no AQM, outside PFC's accounting: the HPCC
+    /// simulator's queue 0 with ACK_HIGH_PRIO).
+    #[inline(never)]
+    pub(super) fn offer_priority(
+        &mut self,
+        at: &PortRef<'a>,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) {
+        let traced = self.lp.traced(&packet, now, self.model);
+        let port = &mut self.ports[at.local as usize];
+        // What waits ahead of it, read only by its hop record: summed for traced packets only.
+        let (ahead_packets, ahead_bytes) = match port.cold.as_ref() {
+            Some(c) if traced => (
+                c.control.len() as u32,
+                c.control.iter().map(|e| e.packet.size_bytes as u64).sum(),
+            ),
+            _ => (0, 0),
+        };
+        let entry = Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes,
+            ahead_packets,
+            traced,
+            pfc: false,
+            marked: false,
+        };
+        if port.idle(now) {
+            transmitter::transmit(self.lp, port, at, entry, true, now, self.model, sink);
+            return;
+        }
+        push(port.cold_mut(at.class), entry);
+        self.wake_if_waiting(at.local, now, sink);
+    }
 }

@@ -17,6 +17,7 @@
 //! is kept pending at the time it frees ([`Egress::ready`]).
 
 mod admission;
+mod batch;
 mod control;
 mod owner;
 mod queueing;
@@ -110,45 +111,6 @@ impl<'a> Egress<'a> {
         self.offer_to_queue(owner, &at, packet, now, sink)
     }
 
-    /// [`Egress::offer`] for an ACK, NACK or CNP at a switch with `ack_priority`: it joins
-    /// the control lane, served before the queue element in arrival order with PFC frames
-    /// (strict priority, no buffer limit, no AQM, outside PFC's accounting: the HPCC
-    /// simulator's queue 0 with ACK_HIGH_PRIO).
-    #[inline(never)]
-    fn offer_priority(
-        &mut self,
-        at: &PortRef<'a>,
-        packet: Packet,
-        now: SimTime,
-        sink: &mut impl EventSink,
-    ) {
-        let traced = self.lp.traced(&packet, now, self.model);
-        let port = &mut self.ports[at.local as usize];
-        // What waits ahead of it, read only by its hop record: summed for traced packets only.
-        let (ahead_packets, ahead_bytes) = match port.cold.as_ref() {
-            Some(c) if traced => (
-                c.control.len() as u32,
-                c.control.iter().map(|e| e.packet.size_bytes as u64).sum(),
-            ),
-            _ => (0, 0),
-        };
-        let entry = Entry {
-            packet,
-            arrived_ps: now.0,
-            ahead_bytes,
-            ahead_packets,
-            traced,
-            pfc: false,
-            marked: false,
-        };
-        if port.idle(now) {
-            transmitter::transmit(self.lp, port, at, entry, true, now, self.model, sink);
-            return;
-        }
-        control::push(port.cold_mut(at.class), entry);
-        self.wake_if_waiting(at.local, now, sink);
-    }
-
     /// [`Egress::offer`] when the queue element must decide.
     fn offer_to_queue<O: Owner>(
         &mut self,
@@ -165,11 +127,12 @@ impl<'a> Egress<'a> {
         let traced = self.lp.traced(&packet, now, model);
         let port = &mut self.ports[at.local as usize];
         let (idle, paused) = (port.idle(now), port.paused);
+        let ahead = batch::waiting(port, now);
         let entry = Entry {
             packet,
             arrived_ps: now.0,
-            ahead_bytes: port.queue_bytes(),
-            ahead_packets: port.queue_len() as u32,
+            ahead_bytes: port.queue_bytes() + ahead.1,
+            ahead_packets: port.queue_len() as u32 + ahead.0,
             traced,
             pfc: lossless,
             marked: false,
@@ -186,6 +149,7 @@ impl<'a> Egress<'a> {
             self.drop_entry(owner, at, &entry, DropReason::BufferFull, now, sink);
             return false;
         }
+        let limit = batch::narrow(limit, ahead);
         let (admission, mut now_sending) =
             queueing::offer(cold, at, entry, idle, paused, limit, now, model.seed);
         let accepted = match admission {
@@ -219,7 +183,7 @@ impl<'a> Egress<'a> {
         if let Some(next) = now_sending {
             self.send_or_hold(owner, at, next, now, sink);
         } else if let Some(cold) = self.ports[at.local as usize].cold.as_mut() {
-            queueing::record_peak(cold);
+            queueing::record_peak(cold, ahead);
         }
         self.wake_if_waiting(at.local, now, sink);
         accepted
@@ -248,6 +212,10 @@ impl<'a> Egress<'a> {
             self.send_or_hold(owner, &at, held, now, sink);
         } else if let Some(next) = queueing::next(cold, &at, paused, now, self.model.seed) {
             self.send_or_hold(owner, &at, next, now, sink);
+            let last = self.send_ahead(owner, &at, now, sink);
+            // As the per-event path schedules it: by the last packet that left.
+            self.wake_if_waiting(local, last, sink);
+            return;
         } else {
             return;
         }

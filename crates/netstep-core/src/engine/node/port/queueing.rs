@@ -81,9 +81,12 @@ pub(super) fn next(
     cold.queue.dequeue_unpaused(&mut ctx, paused)
 }
 
-/// Updates the largest queue seen after an entry stayed waiting.
+/// Updates the largest queue seen after an entry stayed waiting; `(packets, bytes)` more
+/// wait outside the queue element, handed to the transmitter ahead of their start
+/// (`batch.rs`).
 #[inline]
-pub(super) fn record_peak(cold: &mut PortCold) {
-    cold.max_queue_packets = cold.max_queue_packets.max(cold.queue.len() as u64);
-    cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes());
+pub(super) fn record_peak(cold: &mut PortCold, (packets, bytes): (u32, u64)) {
+    let len = cold.queue.len() as u64 + packets as u64;
+    cold.max_queue_packets = cold.max_queue_packets.max(len);
+    cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes() + bytes);
 }

@@ -59,6 +59,11 @@ pub struct PortCold {
     pub(super) loss_rng: Option<Box<Pcg64Mcg>>,
     /// Control lane: PFC frames waiting to be sent ahead of the queue.
     pub(super) control: VecDeque<Entry>,
+    /// Batch stage: the packets handed to the transmitter ahead of their start (`batch.rs`),
+    /// as (start ps, bytes), kept until that start: before it they still wait.
+    pub(super) started: VecDeque<(u64, u32)>,
+    /// Batch stage: the bytes of `started`.
+    pub(super) started_bytes: u64,
 }
 
 impl PortCold {
