@@ -321,6 +321,8 @@ pub struct RunRow {
     pub packet_hops: u64,
     /// Events handled.
     pub events: u64,
+    /// Of `events`, departures a switch port handled in a batch instead of as a queued event.
+    pub batched_events: u64,
     /// Windows executed.
     pub windows: u64,
     /// Packets dropped.
@@ -380,6 +382,7 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
         Field::new("wall_seconds", DataType::Float64, false),
         Field::new("packet_hops", DataType::UInt64, false),
         Field::new("events", DataType::UInt64, false),
+        Field::new("batched_events", DataType::UInt64, false),
         Field::new("windows", DataType::UInt64, false),
         Field::new("drops", DataType::UInt64, false),
         Field::new("flows", DataType::UInt64, false),
@@ -428,6 +431,7 @@ pub fn run_batch(row: &RunRow) -> Result<RecordBatch, ArrowError> {
         Arc::new(wall.finish()),
         one(row.packet_hops),
         one(row.events),
+        one(row.batched_events),
         one(row.windows),
         one(row.drops),
         one(row.flows),

@@ -298,6 +298,7 @@ impl Tables {
             wall_seconds,
             packet_hops: output.stats.packet_hops,
             events: output.stats.events,
+            batched_events: output.stats.batched,
             windows: output.stats.windows,
             drops: output.stats.drops,
             flows: flows.total,

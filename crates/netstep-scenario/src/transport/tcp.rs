@@ -126,7 +126,9 @@ pub struct TcpConfig {
     /// RTT samples: `"echo"` (each ACK echoes a send time, as the timestamp option: Linux, and
     /// ns-3 with `Timestamp = true`) or `"karn"` (no timestamps: the first-sent time of the
     /// oldest outstanding segment once acknowledged, never a retransmitted one, and any ACK of
-    /// new data drops the RTO's backoff: ns-3 3.44's `EstimateRtt` and `NewAck`).
+    /// new data drops the RTO's backoff: ns-3 3.44's `EstimateRtt` and `NewAck`; with a
+    /// handshake the SYN-ACK's sample runs from the first SYN, retransmitted or not, as ns-3's
+    /// send history keeps it).
     ///
     /// Unit: `"echo"` or `"karn"` · Default: `"echo"` · Example: `rtt_sampling = "karn"`
     pub rtt_sampling: Option<RttSamplingConfig>,

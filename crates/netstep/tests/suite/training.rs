@@ -7,13 +7,17 @@ use netstep_core::units::{Bytes, SimTime};
 
 use crate::common::{exact_on_1_and_4_threads, repo, scenario, scenario_file, text_error};
 
-/// Writes a workload file into a fresh temporary folder; returns its path.
-fn workload(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("netstep-aicb-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("w.txt");
+/// Writes a workload file into a fresh temporary folder (removed when the returned guard
+/// drops); returns the guard and the file's path.
+fn workload(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("netstep-aicb-{name}-"))
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("w.txt");
     std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    let path = path.display().to_string();
+    (dir, path)
 }
 
 /// One server of 8 GPUs, every link 400 Gb/s and 500 ns, RDMA, the job from `file`.
@@ -68,7 +72,7 @@ fn span(out: &RunOutput, op: usize) -> f64 {
 #[test]
 fn a_lone_ring_all_reduce_takes_its_closed_form_time() {
     // MICRO: the row's weight-gradient collective over DP = all 8 GPUs (TP defaults to 1).
-    let file = workload(
+    let (_dir, file) = workload(
         "ring",
         "MICRO\n1\nallreduce -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 8388608 0\n",
     );
@@ -93,7 +97,7 @@ fn a_weight_gradient_collective_hides_behind_the_backward_compute() {
     let text = "DATA\n2\n\
                 r0 -1 50000 NONE 0 7000 NONE 0 20000 ALLREDUCE 8388608 100\n\
                 r1 -1 60000 NONE 0 400000 NONE 0 30000 ALLREDUCE 8388608 100\n";
-    let file = workload("data", text);
+    let (_dir, file) = workload("data", text);
     let s = scenario(&one_server(&file, ""), &[]);
     let out = exact_on_1_and_4_threads(&s, "DATA overlap");
     let ring = ring_closed_form(&s, 8_388_608);
@@ -144,8 +148,8 @@ fn the_shipped_training_example_runs_as_its_comment_says() {
 
 #[test]
 fn a_training_run_writes_its_layer_table_and_simai_end_to_end_file() {
-    let dir = std::env::temp_dir().join(format!("netstep-aicb-run-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
         .arg("run")
         .arg(repo().join("scenarios/workloads/aicb-training.toml"))
@@ -183,7 +187,7 @@ fn a_training_run_writes_its_layer_table_and_simai_end_to_end_file() {
 fn bad_training_jobs_are_refused_naming_file_line_and_field() {
     let header = "HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1";
     // The header's GPUs are not the job's ranks.
-    let file = workload(
+    let (_dir, file) = workload(
         "gpus",
         &format!("{header} all_gpus: 16\n1\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
     );
@@ -193,7 +197,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "{e}"
     );
     // A ring chunk of 0 bytes (SimAI hangs on it): line 3, the ig size.
-    let file = workload(
+    let (_dir, file) = workload(
         "tiny",
         &format!("{header} all_gpus: 8\n1\nl -1 1 NONE 0 1 ALLREDUCE 8 1 NONE 0 1\n"),
     );
@@ -203,14 +207,14 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "{e}"
     );
     // A collective of 0 bytes.
-    let file = workload(
+    let (_dir, file) = workload(
         "zero",
         &format!("{header} all_gpus: 8\n1\nl -1 1 ALLGATHER 0 1 NONE 0 1 NONE 0 1\n"),
     );
     let e = text_error(&one_server(&file, ""));
     assert!(e.contains(":3: fwd_size") && e.contains("0 bytes"), "{e}");
     // Open loop has no acknowledgements to count sends by.
-    let file = workload(
+    let (_dir, file) = workload(
         "open",
         &format!("{header} all_gpus: 8\n1\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
     );
@@ -230,7 +234,7 @@ fn bad_training_jobs_are_refused_naming_file_line_and_field() {
         "{e}"
     );
     // The workload's own errors carry its file and line (AICB's row-count mismatch).
-    let file = workload(
+    let (_dir, file) = workload(
         "count",
         &format!("{header} all_gpus: 8\n3\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n"),
     );

@@ -22,6 +22,10 @@ pub(super) struct Opening {
     tries: u32,
     /// The timeout of the SYN in flight.
     rto: SimTime,
+    /// When the first SYN left: without timestamps (Karn's rule) the SYN-ACK's RTT sample is
+    /// taken from it even after retransmissions, as ns-3 3.44 does (its send history logs the
+    /// first SYN only and never marks it retransmitted).
+    pub(super) first_sent: SimTime,
 }
 
 impl Opening {
@@ -36,6 +40,7 @@ impl Opening {
         let mut opening = Opening {
             tries: 0,
             rto: spec.syn_rto,
+            first_sent: now,
         };
         opening.send(spec, ends, number, now, out);
         opening
@@ -165,5 +170,43 @@ mod tests {
         let answer = syn_ack(&spec, &out.packets[2], 0, 0);
         assert!(answer.has(Packet::SYN) && answer.kind == PacketKind::Ack);
         assert_eq!((answer.sent_ps, answer.size_bytes), (3_000, 48));
+    }
+
+    /// The first SYN is lost, the second (at 1,000 ps) answered at 3,500 ps: the first RTT
+    /// sample is the echo's 2,500 ps with timestamps, and 3,500 ps from the first SYN without
+    /// (ns-3 3.44's send history).
+    #[test]
+    fn the_syn_ack_sample_runs_from_the_echo_or_under_karn_from_the_first_syn() {
+        use super::super::RttSampling;
+        use super::super::sender::TcpSender;
+        for (sampling, srtt) in [(RttSampling::Echo, 2_500), (RttSampling::Karn, 3_500)] {
+            let spec = TcpSpec {
+                handshake: true,
+                syn_rto: SimTime(1_000),
+                rtt_sampling: sampling,
+                ..TcpSpec::new(CcSpec::NewReno)
+            };
+            let ends = FlowEnds {
+                flow: 0,
+                src: 0,
+                dst: 1,
+                size: Bytes(10_000),
+                seed: 1,
+                line_rate_bps: 0.0,
+                base_rtt: SimTime::ZERO,
+                nic_pulls: false,
+            };
+            let mut out = TransportOut::default();
+            let mut sender = TcpSender::start(&spec, ends, SimTime(0), &mut out);
+            let (at, token) = *out.timers.last().unwrap();
+            assert_eq!(at, SimTime(1_000));
+            sender.on_timer(&spec, token, at, &mut out);
+            let second = *out.packets.last().unwrap();
+            assert_eq!((second.has(Packet::SYN), second.sent_ps), (true, 1_000));
+            let answer = syn_ack(&spec, &second, 0, 0);
+            sender.on_ack(&spec, &answer, None, SimTime(3_500), &mut out);
+            let sample = sender.cc_sample(SimTime(3_500));
+            assert_eq!(sample.srtt_ps, Some(srtt), "{sampling:?}");
+        }
     }
 }

@@ -289,15 +289,24 @@ impl TcpSender {
         self.send_available(spec, now, out);
     }
 
-    /// An ACK while the SYN waits, or a SYN-ACK: the first SYN-ACK opens the connection (its
-    /// echo is the first RTT sample) and the initial window leaves; anything else is ignored.
+    /// An ACK while the SYN waits, or a SYN-ACK: the first SYN-ACK opens the connection (the
+    /// first RTT sample: from its echo, or under Karn's rule from the first SYN) and the
+    /// initial window leaves; anything else is ignored.
     fn opened(&mut self, spec: &TcpSpec, ack: &Packet, now: SimTime, out: &mut TransportOut) {
         if self.opening.is_none() || !ack.has(Packet::SYN) {
             return;
         }
-        self.opening = None;
+        let Some(opening) = self.opening.take() else {
+            return;
+        };
         self.handshake_done = Some(now);
-        let rtt = SimTime(now.0.saturating_sub(ack.sent_ps));
+        // With timestamps the echo of the SYN answered; without (Karn's rule) ns-3 measures
+        // from the first SYN, retransmitted or not.
+        let from = match self.karn {
+            Some(_) => opening.first_sent.0,
+            None => ack.sent_ps,
+        };
+        let rtt = SimTime(now.0.saturating_sub(from));
         self.rto.sample(rtt, spec.rto_min, spec.rto_max);
         self.send_available(spec, now, out);
     }
