@@ -237,47 +237,64 @@ pub enum RecoveryExitConfig {
     Ssthresh,
 }
 
+/// Everything a `profile` sets, each unless its own field is given: the one place the
+/// presets are written.
+struct ProfileSettings {
+    sack_blocks: u8,
+    sack_option_bytes: bool,
+    rtt_sampling: RttSampling,
+    recovery: Recovery,
+    recovery_exit: RecoveryExit,
+    abc_limit: u32,
+    handshake: bool,
+    syn_option_bytes: u32,
+    syn_rto: SimTime,
+}
+
 impl TcpProfile {
-    /// `(sack_blocks, sack_option_bytes, rtt_sampling, recovery, recovery_exit)` of the
-    /// profile for a transport like `d` (one without SACK keeps the defaults but for the
-    /// RTT sampling and the exit rule).
-    fn settings(self, d: &TcpSpec) -> (u8, bool, RttSampling, Recovery, RecoveryExit) {
+    /// The profile's settings over the defaults `d`, for a transport with `sack` or without
+    /// (which keeps one block and the default recovery: they only matter with SACK).
+    fn settings(self, d: &TcpSpec, sack: bool) -> ProfileSettings {
+        let defaults = ProfileSettings {
+            sack_blocks: d.sack_blocks,
+            sack_option_bytes: d.sack_option_bytes,
+            rtt_sampling: d.rtt_sampling,
+            recovery: d.recovery,
+            recovery_exit: d.recovery_exit,
+            abc_limit: d.abc_limit,
+            handshake: d.handshake,
+            syn_option_bytes: d.syn_option_bytes,
+            syn_rto: d.syn_rto,
+        };
         match self {
-            TcpProfile::Ns3 if !d.sack => (
-                1,
-                true,
-                RttSampling::Karn,
-                d.recovery,
-                RecoveryExit::Ssthresh,
-            ),
-            TcpProfile::Linux if !d.sack => (
-                1,
-                true,
-                RttSampling::Echo,
-                d.recovery,
-                RecoveryExit::Ssthresh,
-            ),
-            TcpProfile::Netstep => (
-                d.sack_blocks,
-                d.sack_option_bytes,
-                d.rtt_sampling,
-                d.recovery,
-                d.recovery_exit,
-            ),
-            TcpProfile::Ns3 => (
-                4,
-                true,
-                RttSampling::Karn,
-                Recovery::PrrNs3,
-                RecoveryExit::Ssthresh,
-            ),
-            TcpProfile::Linux => (
-                3,
-                true,
-                RttSampling::Echo,
-                Recovery::Prr,
-                RecoveryExit::Ssthresh,
-            ),
+            TcpProfile::Netstep => defaults,
+            // ns-3 3.44 with `Timestamp = false`: 4 blocks, Karn, its PRR, ssthresh on exit,
+            // one segment per ACK in slow start (`TcpNewReno::SlowStart`), a handshake with
+            // window scale and SACK-permitted (8 B) and a 3 s `ConnTimeout`.
+            TcpProfile::Ns3 => ProfileSettings {
+                sack_blocks: if sack { 4 } else { 1 },
+                sack_option_bytes: true,
+                rtt_sampling: RttSampling::Karn,
+                recovery: if sack { Recovery::PrrNs3 } else { d.recovery },
+                recovery_exit: RecoveryExit::Ssthresh,
+                abc_limit: 1,
+                handshake: true,
+                syn_option_bytes: 8,
+                syn_rto: SimTime::from_secs(3),
+            },
+            // Linux with timestamps: 3 blocks, echoed samples, PRR, ssthresh on exit, growth by
+            // every segment acknowledged (`tcp_slow_start`), a 20 B SYN option set and 1 s.
+            TcpProfile::Linux => ProfileSettings {
+                sack_blocks: if sack { 3 } else { 1 },
+                sack_option_bytes: true,
+                rtt_sampling: RttSampling::Echo,
+                recovery: if sack { Recovery::Prr } else { d.recovery },
+                recovery_exit: RecoveryExit::Ssthresh,
+                abc_limit: 0,
+                handshake: true,
+                syn_option_bytes: 20,
+                syn_rto: SimTime::from_secs(1),
+            },
         }
     }
 }
@@ -303,14 +320,14 @@ pub enum CcConfig {
 }
 
 impl TcpConfig {
-    /// The handshake's fields over `spec` (a profile's values where one is set and the field
-    /// is not).
-    fn connection(&self, spec: TcpSpec, path: &FieldPath) -> Result<TcpSpec, Invalid> {
-        let (handshake, options, syn_rto) = match self.profile {
-            Some(TcpProfile::Ns3) => (true, 8, SimTime::from_secs(3)),
-            Some(TcpProfile::Linux) => (true, 20, SimTime::from_secs(1)),
-            _ => (spec.handshake, spec.syn_option_bytes, spec.syn_rto),
-        };
+    /// The handshake's fields over `spec` (the profile's `p` where the field is not set).
+    fn connection(
+        &self,
+        spec: TcpSpec,
+        p: &ProfileSettings,
+        path: &FieldPath,
+    ) -> Result<TcpSpec, Invalid> {
+        let (handshake, options, syn_rto) = (p.handshake, p.syn_option_bytes, p.syn_rto);
         let options = size_at(
             &self.syn_options,
             path.key("syn_options"),
@@ -387,16 +404,18 @@ impl TcpConfig {
             path.key("delayed_ack"),
             d.delayed_ack.unwrap_or(SimTime::ZERO),
         )?;
+        // What the profile sets, each unless given explicitly.
+        let sack = self.sack.unwrap_or(d.sack);
+        let p = self
+            .profile
+            .unwrap_or(TcpProfile::Netstep)
+            .settings(&d, sack);
         let spec = TcpSpec {
-            sack: self.sack.unwrap_or(d.sack),
+            sack,
             delayed_ack: (delayed_ack > SimTime::ZERO).then_some(delayed_ack),
             // ns-3's NewReno grows one segment per ACK in slow start, Linux by every segment
             // acknowledged.
-            abc_limit: self.abc_limit.unwrap_or(match self.profile {
-                Some(TcpProfile::Ns3) => 1,
-                Some(TcpProfile::Linux) => 0,
-                _ => d.abc_limit,
-            }),
+            abc_limit: self.abc_limit.unwrap_or(p.abc_limit),
             pacing: self.pacing.unwrap_or(d.pacing),
             mss_bytes: mss.0 as u32,
             header_bytes: header.0 as u32,
@@ -407,27 +426,25 @@ impl TcpConfig {
             max_retries: self.max_retries.unwrap_or(d.max_retries),
             ..d
         };
-        let (blocks, option_bytes, rtt, recovery, exit) =
-            self.profile.unwrap_or(TcpProfile::Netstep).settings(&spec);
         let spec = TcpSpec {
-            sack_blocks: self.sack_blocks.unwrap_or(blocks),
-            sack_option_bytes: self.sack_option_bytes.unwrap_or(option_bytes),
-            rtt_sampling: self.rtt_sampling.map_or(rtt, |r| match r {
+            sack_blocks: self.sack_blocks.unwrap_or(p.sack_blocks),
+            sack_option_bytes: self.sack_option_bytes.unwrap_or(p.sack_option_bytes),
+            rtt_sampling: self.rtt_sampling.map_or(p.rtt_sampling, |r| match r {
                 RttSamplingConfig::Echo => RttSampling::Echo,
                 RttSamplingConfig::Karn => RttSampling::Karn,
             }),
-            recovery: self.recovery.map_or(recovery, |r| match r {
+            recovery: self.recovery.map_or(p.recovery, |r| match r {
                 RecoveryConfig::Classic => Recovery::Classic,
                 RecoveryConfig::Prr => Recovery::Prr,
                 RecoveryConfig::PrrNs3 => Recovery::PrrNs3,
             }),
-            recovery_exit: self.recovery_exit.map_or(exit, |r| match r {
+            recovery_exit: self.recovery_exit.map_or(p.recovery_exit, |r| match r {
                 RecoveryExitConfig::Flight => RecoveryExit::Flight,
                 RecoveryExitConfig::Ssthresh => RecoveryExit::Ssthresh,
             }),
             ..spec
         };
-        let spec = self.connection(spec, path)?;
+        let spec = self.connection(spec, &p, path)?;
         check(&spec, cc, self.sack, path)?;
         let shared = Arc::new(TransportSpec::Tcp(spec.clone()));
         Ok(TransportTemplate::Tcp(spec, shared))

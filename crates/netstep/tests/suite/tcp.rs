@@ -300,3 +300,95 @@ fn recovery_settings_that_need_sack_are_refused_without_it() {
         "{err}"
     );
 }
+
+/// What each `profile` sets, each field given explicitly winning, and without SACK only the
+/// details that apply.
+#[test]
+fn profiles_set_their_documented_values_unless_a_field_is_given() {
+    use netstep_core::transport::TransportSpec;
+    use netstep_core::transport::tcp::{Recovery, RecoveryExit, RttSampling};
+    use netstep_core::units::SimTime;
+    let spec = |overrides: &[&str]| {
+        let text = dumbbell_tcp(1, "1Gbps", "10us", "100KB", "10KB", "");
+        let s = scenario(&text, overrides);
+        match &*s.model.flows.flows[0].transport {
+            TransportSpec::Tcp(t) => t.clone(),
+            other => panic!("not TCP: {other:?}"),
+        }
+    };
+    let summary = |t: &netstep_core::transport::tcp::TcpSpec| {
+        (
+            t.sack_blocks,
+            t.sack_option_bytes,
+            t.rtt_sampling,
+            t.recovery,
+            t.recovery_exit,
+            t.abc_limit,
+            (t.handshake, t.syn_option_bytes, t.syn_rto),
+        )
+    };
+    let ns3 = spec(&["transport.profile=\"ns3\""]);
+    assert_eq!(
+        summary(&ns3),
+        (
+            4,
+            true,
+            RttSampling::Karn,
+            Recovery::PrrNs3,
+            RecoveryExit::Ssthresh,
+            1,
+            (true, 8, SimTime::from_secs(3))
+        )
+    );
+    let linux = spec(&["transport.profile=\"linux\""]);
+    assert_eq!(
+        summary(&linux),
+        (
+            3,
+            true,
+            RttSampling::Echo,
+            Recovery::Prr,
+            RecoveryExit::Ssthresh,
+            0,
+            (true, 20, SimTime::from_secs(1))
+        )
+    );
+    let default = spec(&[]);
+    assert_eq!(
+        summary(&spec(&["transport.profile=\"netstep\""])),
+        summary(&default)
+    );
+    // Without SACK: one block, the default recovery, the rest as the profile says.
+    let no_sack = spec(&["transport.profile=\"ns3\"", "transport.sack=false"]);
+    assert_eq!(
+        (no_sack.sack_blocks, no_sack.recovery, no_sack.rtt_sampling),
+        (1, default.recovery, RttSampling::Karn)
+    );
+    // A field given explicitly wins over its profile.
+    let mixed = spec(&[
+        "transport.profile=\"ns3\"",
+        "transport.abc_limit=2",
+        "transport.sack_blocks=2",
+        "transport.rtt_sampling=\"echo\"",
+        "transport.handshake=false",
+        "transport.syn_rto=\"1ms\"",
+    ]);
+    assert_eq!(
+        (
+            mixed.abc_limit,
+            mixed.sack_blocks,
+            mixed.rtt_sampling,
+            mixed.handshake,
+            mixed.syn_rto,
+            mixed.recovery
+        ),
+        (
+            2,
+            2,
+            RttSampling::Echo,
+            false,
+            SimTime::from_ms(1),
+            Recovery::PrrNs3
+        )
+    );
+}
