@@ -6,7 +6,7 @@
 //! Layout (40 bytes, checked by a test): identity and routing (`flow`, `number`, `dst`, `hop`),
 //! transport (`seq`, `sent_ps`, the one SACK block `sack_start`/`sack_len`), switch elements
 //! (`ingress` port, `ecn` codepoint, traffic class and flag bits in `flags`). Per-hop telemetry
-//! (HPCC-style INT) does not travel in the packet: a packet with [`Packet::TELEMETRY`] set has
+//! (HPCC-style INT) does not travel in the packet: a packet with [`Packet::SIDE_RECORD`] set has
 //! its records in a side table of the LP that holds it, so the common path stays 40 bytes.
 
 /// What a packet is for.
@@ -121,7 +121,7 @@ pub struct Packet {
     pub hop: u8,
     /// ECN codepoint.
     pub ecn: Ecn,
-    /// Flag bits ([`Packet::EXPLICIT_PATH`], [`Packet::ECN_ECHO`], [`Packet::TELEMETRY`]) and
+    /// Flag bits ([`Packet::EXPLICIT_PATH`], [`Packet::ECN_ECHO`], [`Packet::SIDE_RECORD`]) and
     /// the traffic class in the top three bits.
     pub flags: u8,
 }
@@ -133,8 +133,9 @@ impl Packet {
     pub const EXPLICIT_PATH: u8 = 1 << 0;
     /// Flag: ECN-echo (ECE) on a feedback packet: the data it answers arrived with CE.
     pub const ECN_ECHO: u8 = 1 << 1;
-    /// Flag: per-hop telemetry records for this packet live in the holding LP's side table.
-    pub const TELEMETRY: u8 = 1 << 2;
+    /// Flag: a side record travels with this packet (HPCC's per-hop telemetry, a TCP ACK's
+    /// further SACK blocks), kept in the holding LP's side table.
+    pub const SIDE_RECORD: u8 = 1 << 2;
     /// Flag: DECbit congestion indication, set by a router whose average queue is at least one
     /// packet ([`crate::queue::DecBit`]).
     pub const CONGESTION: u8 = 1 << 3;
@@ -237,7 +238,7 @@ mod tests {
             assert_eq!(p.class(), class);
             assert!(p.explicit_path());
             assert_eq!(p.has(Packet::ECN_ECHO), class % 2 == 0);
-            assert!(!p.has(Packet::TELEMETRY));
+            assert!(!p.has(Packet::SIDE_RECORD));
         }
     }
 }

@@ -1,13 +1,14 @@
-//! In-band network telemetry (INT) for HPCC (Li et al., "HPCC: High Precision Congestion
+//! Packets' side records: what travels with a packet beyond its 40 bytes. First, in-band
+//! network telemetry (INT) for HPCC (Li et al., "HPCC: High Precision Congestion
 //! Control", SIGCOMM 2019): every switch egress port a telemetry-carrying data packet leaves
 //! from pushes one record (time, bytes sent so far, queue length, link rate); the receiver
 //! copies the stack onto the packet's acknowledgement and the sender reads it.
 //!
 //! The records do not travel inside [`Packet`](crate::packet::Packet) (40 bytes for every
-//! packet): a packet with [`Packet::TELEMETRY`](crate::packet::Packet::TELEMETRY) set has its
+//! packet): a packet with [`Packet::SIDE_RECORD`](crate::packet::Packet::SIDE_RECORD) set has its
 //! stack in a side table of the logical process that holds it, keyed by the packet id, and a
 //! transmission hands the stack to the next LP together with the arrival
-//! ([`crate::engine::event::EventSink::telemetry`]). Packets without the flag never touch the
+//! ([`crate::engine::event::EventSink::side_record`]). Packets without the flag never touch the
 //! table. A TCP ACK with more SACK blocks than its packet holds (`sack_blocks` > 1) carries
 //! the others in the same side record; switches stamp data packets only.
 
@@ -47,14 +48,14 @@ pub const MAX_EXTRA_SACK_BLOCKS: usize = 3;
 /// The side record of one packet: HPCC's per-hop records, in path order, or the further SACK
 /// blocks of a TCP ACK (`sack_blocks` > 1), which travel the same way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntStack {
+pub struct SideRecord {
     n: u8,
     hops: [IntHop; MAX_INT_HOPS],
     n_sack: u8,
     sack: [(u32, u32); MAX_EXTRA_SACK_BLOCKS],
 }
 
-impl IntStack {
+impl SideRecord {
     /// Appends a record; `false` (nothing kept) when the stack already holds
     /// [`MAX_INT_HOPS`]: scenario loading refuses a telemetry flow whose path is that long in
     /// any routing epoch, and a packet that still gets there (rerouted between epochs while
@@ -81,8 +82,8 @@ impl IntStack {
     }
     /// A side record holding SACK blocks `(start, length)` in segments (at most
     /// [`MAX_EXTRA_SACK_BLOCKS`]; more are left out).
-    pub fn with_sack_blocks(blocks: &[(u32, u32)]) -> IntStack {
-        let mut s = IntStack::default();
+    pub fn with_sack_blocks(blocks: &[(u32, u32)]) -> SideRecord {
+        let mut s = SideRecord::default();
         for &b in blocks.iter().take(MAX_EXTRA_SACK_BLOCKS) {
             s.sack[s.n_sack as usize] = b;
             s.n_sack += 1;
@@ -116,25 +117,25 @@ impl Hasher for IdHasher {
     }
 }
 
-/// The stacks of the telemetry packets an LP holds, by packet id (allocated on first use, so
-/// runs without telemetry flows carry one empty pointer per LP). A stack is boxed once, at
+/// The side records of the packets an LP holds, by packet id (allocated on first use, so
+/// runs without side records carry one empty pointer per LP). A stack is boxed once, at
 /// the first switch, and only its pointer moves from there to the sender.
 #[derive(Clone, Debug, Default)]
-pub struct TelemetryTable {
-    stacks: HashMap<u64, Box<IntStack>, BuildHasherDefault<IdHasher>>,
+pub struct SideTable {
+    stacks: HashMap<u64, Box<SideRecord>, BuildHasherDefault<IdHasher>>,
 }
 
-impl TelemetryTable {
+impl SideTable {
     /// Stores the stack of packet `id` (replacing any older one).
-    pub fn insert(&mut self, id: u64, stack: Box<IntStack>) {
+    pub fn insert(&mut self, id: u64, stack: Box<SideRecord>) {
         self.stacks.insert(id, stack);
     }
     /// Takes the stack of packet `id` out of the table.
-    pub fn take(&mut self, id: u64) -> Option<Box<IntStack>> {
+    pub fn take(&mut self, id: u64) -> Option<Box<SideRecord>> {
         self.stacks.remove(&id)
     }
     /// The stack of packet `id`, created empty if absent.
-    pub fn entry(&mut self, id: u64) -> &mut IntStack {
+    pub fn entry(&mut self, id: u64) -> &mut SideRecord {
         self.stacks.entry(id).or_default()
     }
     /// Stacks held.
@@ -153,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_stack_keeps_its_records_in_order_up_to_its_capacity() {
-        let mut s = IntStack::default();
+        let mut s = SideRecord::default();
         assert!(s.is_empty());
         for i in 0..MAX_INT_HOPS as u64 + 2 {
             s.push(IntHop {
@@ -168,7 +169,7 @@ mod tests {
 
     #[test]
     fn the_table_moves_stacks_by_packet_id() {
-        let mut t = TelemetryTable::default();
+        let mut t = SideTable::default();
         t.entry(7).push(IntHop {
             ts_ps: 5,
             ..IntHop::default()

@@ -8,14 +8,14 @@ use super::lp_queue::LpQueue;
 use super::node::NodeState;
 use super::placement::Placement;
 use super::trace::HopRecord;
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::units::SimTime;
 
 /// A cross-LP message: the destination's slot in its chunk, and the event.
 pub(super) type Message = (u32, Event);
-/// A telemetry stack sent with a packet to another LP: the destination's slot in its chunk,
+/// A side record sent with a packet to another LP: the destination's slot in its chunk,
 /// packet id, stack.
-pub(super) type TelemetryMessage = (u32, u64, Box<IntStack>);
+pub(super) type SideMessage = (u32, u64, Box<SideRecord>);
 
 /// What a chunk's LPs send to other LPs during one window.
 pub(super) struct Outbox {
@@ -24,8 +24,8 @@ pub(super) struct Outbox {
     pub(super) min_out: SimTime,
     /// Messages, one bucket per destination chunk.
     pub(super) buckets: Vec<Vec<Message>>,
-    /// Telemetry stacks, one bucket per destination chunk like `buckets`.
-    pub(super) telemetry: Vec<Vec<TelemetryMessage>>,
+    /// Side records, one bucket per destination chunk like `buckets`.
+    pub(super) side: Vec<Vec<SideMessage>>,
 }
 
 /// Where an LP's events go while it runs: its own queue, or the bucket of the destination's
@@ -51,9 +51,9 @@ impl EventSink for LpSink<'_> {
         out.buckets[place.chunk as usize].push((place.slot, event));
     }
     #[inline]
-    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
+    fn side_record(&mut self, node: u32, id: u64, stack: Box<SideRecord>) {
         let place = self.placement.of(node);
-        self.out.telemetry[place.chunk as usize].push((place.slot, id, stack));
+        self.out.side[place.chunk as usize].push((place.slot, id, stack));
     }
     #[inline]
     fn batch_bound(&self) -> SimTime {
@@ -132,7 +132,7 @@ impl Chunk {
             out: Outbox {
                 min_out: SimTime::MAX,
                 buckets: (0..n_chunks).map(|_| Vec::new()).collect(),
-                telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+                side: (0..n_chunks).map(|_| Vec::new()).collect(),
             },
             last_event: SimTime::ZERO,
             overflow: false,
@@ -211,7 +211,7 @@ impl Chunk {
         self.min_next = self.min_next.min(time);
     }
 
-    /// Pushes messages addressed to this chunk into their LPs' queues (and telemetry stacks
+    /// Pushes messages addressed to this chunk into their LPs' queues (and side records
     /// into their side tables).
     pub(super) fn deliver(
         &mut self,
@@ -230,13 +230,13 @@ impl Chunk {
             }
         }
         // Every stack travels with an arrival delivered above, so its LP exists.
-        for messages in inbox.telemetry.iter_mut() {
+        for messages in inbox.side.iter_mut() {
             for (local, id, stack) in messages.drain(..) {
                 self.slots[local as usize]
                     .as_mut()
                     .expect("the packet's arrival allocated the LP")
                     .lp
-                    .telemetry_in(id, stack);
+                    .side_record_in(id, stack);
             }
         }
     }
@@ -247,15 +247,15 @@ impl Chunk {
 pub(super) struct Inbox {
     /// Events.
     pub(super) events: Vec<Vec<Message>>,
-    /// Telemetry stacks.
-    pub(super) telemetry: Vec<Vec<TelemetryMessage>>,
+    /// Side records.
+    pub(super) side: Vec<Vec<SideMessage>>,
 }
 
 impl Inbox {
     pub(super) fn new(n_chunks: usize) -> Inbox {
         Inbox {
             events: (0..n_chunks).map(|_| Vec::new()).collect(),
-            telemetry: (0..n_chunks).map(|_| Vec::new()).collect(),
+            side: (0..n_chunks).map(|_| Vec::new()).collect(),
         }
     }
 }

@@ -16,7 +16,7 @@
 use std::cmp::Ordering;
 
 use crate::packet::Packet;
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::units::SimTime;
 
 /// Order among simultaneous events at one LP (4 bits in the key: room for 16 phases).
@@ -205,10 +205,10 @@ pub trait EventSink {
     fn local(&mut self, event: Event);
     /// An event for LP `node` (always at least one lookahead in the future).
     fn remote(&mut self, node: u32, event: Event);
-    /// The telemetry stack of packet `id`, sent to LP `node` with the packet's arrival (made
+    /// The side record of packet `id`, sent to LP `node` with the packet's arrival (made
     /// through [`EventSink::remote`] in the same handler): it is in `node`'s side table before
     /// the arrival is handled.
-    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>);
+    fn side_record(&mut self, node: u32, id: u64, stack: Box<SideRecord>);
     /// The end of the window the LP is running in, before which a FIFO switch port may send
     /// its departures as a batch (`engine/node/port/batch.rs`); `SimTime::ZERO` (the
     /// default): one event at a time.

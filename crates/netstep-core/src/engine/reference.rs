@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use super::event::{Event, EventSink};
 use super::node::NodeState;
 use super::{Model, RunError, RunOutput, RunStats, collect_output, overflow_error};
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::units::SimTime;
 
 /// Heap entry: the event and the LP it is for (ordered by the event alone; keys are unique).
@@ -28,9 +28,9 @@ impl PartialOrd for Entry {
 struct GlobalSink<'a> {
     heap: &'a mut BinaryHeap<Entry>,
     current: u32,
-    /// Telemetry stacks sent while the current event was handled (stored in their LPs'
+    /// Side records sent while the current event was handled (stored in their LPs'
     /// side tables right after it).
-    telemetry: &'a mut Vec<(u32, u64, Box<IntStack>)>,
+    side_records: &'a mut Vec<(u32, u64, Box<SideRecord>)>,
 }
 
 impl EventSink for GlobalSink<'_> {
@@ -40,8 +40,8 @@ impl EventSink for GlobalSink<'_> {
     fn remote(&mut self, node: u32, event: Event) {
         self.heap.push(Entry(event, node));
     }
-    fn telemetry(&mut self, node: u32, id: u64, stack: Box<IntStack>) {
-        self.telemetry.push((node, id, stack));
+    fn side_record(&mut self, node: u32, id: u64, stack: Box<SideRecord>) {
+        self.side_records.push((node, id, stack));
     }
 }
 
@@ -53,7 +53,7 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
         .map(|(node, e)| Entry(e, node))
         .collect();
     let mut last = SimTime::ZERO;
-    let mut telemetry = Vec::new();
+    let mut side_records = Vec::new();
     while let Some(Entry(event, node)) = heap.pop() {
         if end.is_some_and(|e| event.key.time >= e) {
             break;
@@ -65,18 +65,18 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
             &mut GlobalSink {
                 heap: &mut heap,
                 current: node,
-                telemetry: &mut telemetry,
+                side_records: &mut side_records,
             },
         );
         last = last.max(state.lp.last_useful);
         if state.lp.failed() {
             break;
         }
-        for (to, id, stack) in telemetry.drain(..) {
+        for (to, id, stack) in side_records.drain(..) {
             states[to as usize]
                 .get_or_insert_with(|| NodeState::for_node(to, model))
                 .lp
-                .telemetry_in(id, stack);
+                .side_record_in(id, stack);
         }
     }
     overflow_error(states.iter().flatten())?;

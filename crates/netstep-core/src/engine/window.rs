@@ -45,7 +45,7 @@ pub struct WindowEngine<'m> {
     inboxes: Vec<Inbox>,
     /// Some flow's packets carry side records (otherwise their buckets stay empty and are not
     /// swapped).
-    telemetry: bool,
+    side_records: bool,
     stats: RunStats,
     /// The flows that wait for no other flow, by start time then id: each is handed to its
     /// source's LP just before the window it starts in (not all at the start: a run of
@@ -119,7 +119,7 @@ impl<'m> WindowEngine<'m> {
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),
-            telemetry: model.flows.flows.iter().any(|f| f.transport.side_records()),
+            side_records: model.flows.flows.iter().any(|f| f.transport.side_records()),
             stop: None,
             stats: RunStats {
                 window: width,
@@ -314,9 +314,9 @@ impl<'m> WindowEngine<'m> {
                 for (destination, bucket) in chunk.out.buckets.iter_mut().enumerate() {
                     std::mem::swap(bucket, &mut self.inboxes[destination].events[source]);
                 }
-                if self.telemetry {
-                    for (destination, bucket) in chunk.out.telemetry.iter_mut().enumerate() {
-                        std::mem::swap(bucket, &mut self.inboxes[destination].telemetry[source]);
+                if self.side_records {
+                    for (destination, bucket) in chunk.out.side.iter_mut().enumerate() {
+                        std::mem::swap(bucket, &mut self.inboxes[destination].side[source]);
                     }
                 }
             }

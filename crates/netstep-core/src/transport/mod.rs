@@ -18,7 +18,7 @@ pub use cc::{CcSpec, CongestionControl};
 pub use open_loop::{OpenLoopReceiver, OpenLoopSender, OpenLoopSpec, SizeDistribution};
 
 use crate::packet::Packet;
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::units::{Bytes, SimTime};
 use rdma::{RdmaReceiver, RdmaSender, RdmaSpec};
 use tcp::{TcpReceiver, TcpSender, TcpSpec};
@@ -126,7 +126,7 @@ pub struct TransportOut {
     /// Timers to set: `(time, token)`; the token comes back in the timer event.
     pub timers: Vec<(SimTime, u32)>,
     /// Side records for packets of `packets` (by index): a TCP ACK's further SACK blocks.
-    pub side: Vec<(usize, Box<IntStack>)>,
+    pub side: Vec<(usize, Box<SideRecord>)>,
 }
 
 /// Why a flow was given up.
@@ -255,7 +255,7 @@ impl Sender {
         &mut self,
         spec: &TransportSpec,
         ack: &Packet,
-        telemetry: Option<&IntStack>,
+        telemetry: Option<&SideRecord>,
         now: SimTime,
         out: &mut TransportOut,
     ) {

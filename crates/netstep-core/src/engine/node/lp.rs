@@ -1,6 +1,6 @@
 //! What every logical process keeps about itself, host or switch: its node id, the counter
 //! that orders its own events, what it reports at the end of the run (counters, drops and
-//! marks per flow, deliveries, hop records), the telemetry stacks of the packets it holds, and
+//! marks per flow, deliveries, hop records), the side records of the packets it holds, and
 //! the first event it could not schedule.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use crate::engine::model::Model;
 use crate::engine::trace::{DropReason, HopRecord};
 use crate::packet::Packet;
 use crate::queue::Entry;
-use crate::telemetry::{IntStack, TelemetryTable};
+use crate::telemetry::{SideRecord, SideTable};
 use crate::units::SimTime;
 
 /// Counters a logical process keeps about itself.
@@ -70,8 +70,8 @@ pub struct Lp {
     /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
     /// stops with an error.
     pub overflow: Option<SimTime>,
-    /// Telemetry stacks of the packets this LP holds (allocated on first use).
-    pub telemetry: Option<Box<TelemetryTable>>,
+    /// Side records of the packets this LP holds (allocated on first use).
+    pub side_records: Option<Box<SideTable>>,
     /// The flow of the first packet that crossed more switches here than its telemetry stack
     /// holds, if any: the run stops with an error.
     pub telemetry_overflow: Option<u32>,
@@ -90,26 +90,26 @@ impl Lp {
             hop_records: Vec::new(),
             last_useful: SimTime::ZERO,
             overflow: None,
-            telemetry: None,
+            side_records: None,
             telemetry_overflow: None,
         }
     }
 
-    /// Stores the telemetry stack of a packet that is arriving here.
-    pub fn telemetry_in(&mut self, id: u64, stack: Box<IntStack>) {
-        self.telemetry
-            .get_or_insert_with(Box::<TelemetryTable>::default)
+    /// Stores the side record of a packet that is arriving here.
+    pub fn side_record_in(&mut self, id: u64, stack: Box<SideRecord>) {
+        self.side_records
+            .get_or_insert_with(Box::<SideTable>::default)
             .insert(id, stack);
     }
 
-    /// Takes the telemetry stack of `packet` out of the side table (a packet leaving, being
+    /// Takes the side record of `packet` out of the side table (a packet leaving, being
     /// consumed or dropped).
     #[inline]
-    pub(super) fn telemetry_take(&mut self, packet: &Packet) -> Option<Box<IntStack>> {
-        if !packet.has(Packet::TELEMETRY) {
+    pub(super) fn side_record_take(&mut self, packet: &Packet) -> Option<Box<SideRecord>> {
+        if !packet.has(Packet::SIDE_RECORD) {
             return None;
         }
-        self.telemetry.as_mut()?.take(packet.id())
+        self.side_records.as_mut()?.take(packet.id())
     }
 
     /// True when this LP must stop the run (an unschedulable time, a telemetry overflow).

@@ -150,7 +150,7 @@ impl SwitchState {
         };
         let Some(local) = local else {
             eg.lp.counters.misrouted += 1;
-            eg.lp.telemetry_take(&packet);
+            eg.lp.side_record_take(&packet);
             return;
         };
         eg.offer(self, local, packet, now, sink);

@@ -11,7 +11,7 @@ use crate::engine::trace::{HopFilter, TraceConfig};
 use crate::flow::FlowSpec;
 use crate::nic::NicConfig;
 use crate::packet::{Packet, PacketKind};
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::topology::{LinkClass, LinkSpec, NodeKind, NodeSpec, RoutingKind, TopologySpec};
 use crate::transport::{OpenLoopSpec, TransportSpec};
 use crate::units::{BitsPerSec, BufferSize, Bytes, SimTime};
@@ -131,12 +131,12 @@ pub(crate) fn data(flow: u32, n: u32, dst: u32, size: u32, class: u8) -> Packet 
 }
 
 /// Every event a node emitted: its own (`local`), those for other LPs (`remote`, with the
-/// destination), and the telemetry stacks sent along (destination, packet id).
+/// destination), and the side records sent along (destination, packet id).
 #[derive(Default)]
 pub(crate) struct Recorder {
     pub(crate) local: Vec<Event>,
     pub(crate) remote: Vec<(u32, Event)>,
-    pub(crate) telemetry: Vec<(u32, u64)>,
+    pub(crate) side_records: Vec<(u32, u64)>,
 }
 
 impl EventSink for Recorder {
@@ -146,8 +146,8 @@ impl EventSink for Recorder {
     fn remote(&mut self, node: u32, event: Event) {
         self.remote.push((node, event));
     }
-    fn telemetry(&mut self, node: u32, id: u64, _stack: Box<IntStack>) {
-        self.telemetry.push((node, id));
+    fn side_record(&mut self, node: u32, id: u64, _stack: Box<SideRecord>) {
+        self.side_records.push((node, id));
     }
 }
 

@@ -20,7 +20,7 @@
 //! `window` (the HPCC simulator's `FIXED_WIN`) that window bounds the bytes in flight instead
 //! and queues are measured against it: `qlen x max_rate / (B W)`, the simulator's form.
 
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::units::SimTime;
 
 /// HPCC parameters (defaults: the paper's eta and maxStage, the HPCC simulator's R_AI and
@@ -78,7 +78,7 @@ pub struct Hpcc {
     inc_stage: u32,
     last_update_seq: u32,
     /// The records of the last ACK (`L`), once one arrived (boxed: a stack is 264 bytes).
-    last: Option<Box<IntStack>>,
+    last: Option<Box<SideRecord>>,
 }
 
 impl Hpcc {
@@ -117,7 +117,7 @@ impl Hpcc {
 
     /// An ACK (or NACK) acknowledging up to packet `ack_seq` echoed `int`; `snd_nxt` is the
     /// next packet to send.
-    pub fn on_ack(&mut self, ack_seq: u32, int: &IntStack, snd_nxt: u32) {
+    pub fn on_ack(&mut self, ack_seq: u32, int: &SideRecord, snd_nxt: u32) {
         let Some(last) = self.last.as_mut() else {
             // First feedback: the baseline records.
             self.last = Some(Box::new(*int));
@@ -180,8 +180,8 @@ mod tests {
     const B: u64 = 100_000_000_000;
 
     /// One hop's records at `t_us`, the port having sent `bytes` and holding `qlen`.
-    fn stack(t_us: u64, bytes: u64, qlen: u64) -> IntStack {
-        let mut s = IntStack::default();
+    fn stack(t_us: u64, bytes: u64, qlen: u64) -> SideRecord {
+        let mut s = SideRecord::default();
         s.push(IntHop {
             ts_ps: t_us * 1_000_000,
             tx_bytes: bytes,

@@ -8,7 +8,7 @@ use super::timely::Timely;
 use super::{RdmaCc, RdmaSpec, Recovery};
 use crate::nic::QpState;
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::transport::timer::{Retries, RtoTimer, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
 use crate::units::SimTime;
@@ -194,7 +194,7 @@ impl RdmaSender {
         &mut self,
         spec: &RdmaSpec,
         packet: &Packet,
-        telemetry: Option<&IntStack>,
+        telemetry: Option<&SideRecord>,
         now: SimTime,
         out: &mut TransportOut,
     ) {
@@ -438,7 +438,7 @@ impl RdmaSender {
         );
         packet.sent_ps = now.0;
         packet.ecn = Ecn::Ect0;
-        packet.set(Packet::TELEMETRY, spec.cc.telemetry());
+        packet.set(Packet::SIDE_RECORD, spec.cc.telemetry());
         out.packets.push(packet);
         self.last_wire = wire;
         self.number = (self.number + 1) & !ACK_NUMBER_BIT;

@@ -6,7 +6,7 @@
 //! ACK, or, when that segment advanced the cumulative point, the lowest range still held
 //! (RFC 2018 §4 asks for that block first; netstep's packet has room for one). With
 //! `sack_blocks` > 1 the ACK carries up to three more in its side record
-//! ([`crate::telemetry::IntStack`]): the ranges of the most recently received out-of-order
+//! ([`crate::telemetry::SideRecord`]): the ranges of the most recently received out-of-order
 //! segments, most recent first; otherwise a sender learns them from the ACKs of the segments
 //! that made them.
 //!
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::TcpSpec;
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
-use crate::telemetry::{IntStack, MAX_EXTRA_SACK_BLOCKS};
+use crate::telemetry::{MAX_EXTRA_SACK_BLOCKS, SideRecord};
 use crate::transport::{FlowEnds, TransportOut};
 use crate::units::SimTime;
 
@@ -228,7 +228,7 @@ impl TcpReceiver {
                 let extra = self.further_blocks(start, spec.sack_blocks as usize - 1);
                 blocks += extra.len() as u32;
                 if !extra.is_empty() {
-                    let record = Box::new(IntStack::with_sack_blocks(&extra));
+                    let record = Box::new(SideRecord::with_sack_blocks(&extra));
                     out.side.push((out.packets.len(), record));
                 }
             }

@@ -21,7 +21,7 @@ use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
 use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
 use crate::transport::timer::{Retries, RtoTimer, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
@@ -169,7 +169,7 @@ impl TcpSender {
         &mut self,
         spec: &TcpSpec,
         ack: &Packet,
-        side: Option<&IntStack>,
+        side: Option<&SideRecord>,
         now: SimTime,
         out: &mut TransportOut,
     ) {
@@ -577,7 +577,7 @@ impl TcpSender {
 
 /// Applies every SACK block of `ack`: the packet's own and its side record's; returns how
 /// many segments became SACKed.
-fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&IntStack>) -> u32 {
+fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&SideRecord>) -> u32 {
     let mut newly = sb.sack(ack.sack_start, ack.sack_len as u32);
     for &(start, len) in side.map_or(&[][..], |s| s.sack_blocks()) {
         newly += sb.sack(start, len);

@@ -18,7 +18,7 @@ use crate::engine::event::{Event, EventKind, EventSink, TimerSide};
 use crate::engine::model::Model;
 use crate::nic::NicScheduler;
 use crate::packet::{Packet, PacketKind};
-use crate::telemetry::IntStack;
+use crate::telemetry::SideRecord;
 use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
 use crate::units::SimTime;
 
@@ -195,7 +195,7 @@ impl HostState {
     ) {
         if packet.dst != eg.lp.node {
             eg.lp.counters.misrouted += 1;
-            eg.lp.telemetry_take(&packet);
+            eg.lp.side_record_take(&packet);
             return;
         }
         let model = eg.model;
@@ -235,19 +235,19 @@ impl HostState {
                         self.program(eg.lp, model, Call::Arrived(packet.flow), now, sink);
                     }
                 }
-                if let Some(stack) = eg.lp.telemetry_take(&packet) {
+                if let Some(stack) = eg.lp.side_record_take(&packet) {
                     self.echo_telemetry(eg.lp, stack);
                 }
                 TimerSide::Receiver
             }
             PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp | PacketKind::Notify => {
-                let telemetry = eg.lp.telemetry_take(&packet);
+                let side = eg.lp.side_record_take(&packet);
                 let slot = model.flows.src_slot[flow] as usize;
                 if let Some(Some(sender)) = self.senders.get_mut(slot) {
                     sender.on_feedback(
                         &spec.transport,
                         &packet,
-                        telemetry.as_deref(),
+                        side.as_deref(),
                         now,
                         &mut self.out,
                     );
@@ -264,10 +264,10 @@ impl HostState {
     /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
     /// With no feedback (a coalesced ACK, a NACK held back), the stack is discarded.
     #[inline(never)]
-    fn echo_telemetry(&mut self, lp: &mut Lp, stack: Box<IntStack>) {
+    fn echo_telemetry(&mut self, lp: &mut Lp, stack: Box<SideRecord>) {
         if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
-            feedback.set(Packet::TELEMETRY, true);
-            lp.telemetry_in(feedback.id(), stack);
+            feedback.set(Packet::SIDE_RECORD, true);
+            lp.side_record_in(feedback.id(), stack);
         }
     }
 
@@ -284,8 +284,8 @@ impl HostState {
         let had_packets = !self.out.packets.is_empty();
         for (index, record) in self.out.side.drain(..) {
             let packet = &mut self.out.packets[index];
-            packet.set(Packet::TELEMETRY, true);
-            eg.lp.telemetry_in(packet.id(), record);
+            packet.set(Packet::SIDE_RECORD, true);
+            eg.lp.side_record_in(packet.id(), record);
         }
         if had_packets || !self.out.timers.is_empty() {
             eg.lp

@@ -339,7 +339,7 @@ impl<'a> Egress<'a> {
         };
         self.lp.record_hop(entry, at.global, None, Some(reason));
         owner.left(self, entry, false, now, sink);
-        self.lp.telemetry_take(&entry.packet);
+        self.lp.side_record_take(&entry.packet);
     }
 
     /// Keeps one `PortReady` pending, at the time the transmitter frees, while packets (or

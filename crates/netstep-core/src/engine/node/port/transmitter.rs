@@ -64,7 +64,7 @@ pub(super) fn transmit(
             DropReason::LinkLoss
         };
         lp.record_hop(&entry, global, Some((now.0, done.0)), Some(reason));
-        lp.telemetry_take(&entry.packet);
+        lp.side_record_take(&entry.packet);
         return;
     }
     lp.record_hop(&entry, global, Some((now.0, done.0)), None);
@@ -83,7 +83,7 @@ pub(super) fn transmit(
             kind: EventKind::Arrive(packet),
         },
     );
-    if packet.has(Packet::TELEMETRY) {
+    if packet.has(Packet::SIDE_RECORD) {
         hand_off_telemetry(lp, port, at, &packet, stamp, now, peer, sink);
     }
 }
@@ -126,7 +126,7 @@ fn hand_off_telemetry(
             rate_bps: at.class.rate.0,
         };
         let kept = lp
-            .telemetry
+            .side_records
             .get_or_insert_with(Box::default)
             .entry(packet.id())
             .push(hop);
@@ -134,7 +134,7 @@ fn hand_off_telemetry(
             lp.telemetry_overflow.get_or_insert(packet.flow);
         }
     }
-    if let Some(stack) = lp.telemetry_take(packet) {
-        sink.telemetry(peer, packet.id(), stack);
+    if let Some(stack) = lp.side_record_take(packet) {
+        sink.side_record(peer, packet.id(), stack);
     }
 }
