@@ -162,8 +162,8 @@ fn pulling_rdma_nics_match_reference() {
 
 /// FIFO switch ports send a window's departures as a batch (`engine/node/port/batch.rs`): the
 /// same simulation, hop records and queue samples as one event per departure, on congested
-/// runs where batches form (drops by a byte and a packet limit, wire loss, exact and quantized
-/// windows, 1 and 2 threads).
+/// runs where batches form (drops by a byte and a packet limit and by `admission_room`, wire
+/// loss, exact and quantized windows, 1 and 2 threads).
 #[test]
 fn batched_departures_equal_one_event_per_departure() {
     use netstep_core::engine::trace::{HopFilter, MemoryTrace};
@@ -183,6 +183,13 @@ fn batched_departures_equal_one_event_per_departure() {
             scenario(
                 &dumbbell_tcp(6, "10Gbps", "5us", "30KB", "400KB", ""),
                 &["topology.links.loss=0.005"],
+            ),
+        ),
+        (
+            "tcp dumbbell, admission room",
+            scenario(
+                &dumbbell_tcp(6, "10Gbps", "5us", "30KB", "400KB", ""),
+                &["switch.admission_room=\"1500B\""],
             ),
         ),
         (

@@ -19,6 +19,12 @@
 //! ([`crate::engine::event::EventSink::batch_bound`]), and only when the model has nothing a
 //! port's departure could depend on beyond its own FIFO ([`crate::engine::Model::batches_departures`]);
 //! the reference engine handles one event at a time, so the differential tests compare the two.
+//!
+//! Identical results, not identical internals: when a batch empties the queue and a later
+//! arrival queues behind the packets sent ahead, the arrival schedules the next `PortReady`
+//! (at the same time, with its own creation time and tie, where the per-event path's came
+//! from the last departure). Only the order of one switch's simultaneous `PortReady` events
+//! could tell them apart, and with the exclusions above no port's handling reads another's.
 
 use super::state::PortState;
 use super::{Egress, Owner, PortRef, queueing};
