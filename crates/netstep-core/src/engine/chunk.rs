@@ -67,16 +67,15 @@ fn next_time(queue: &mut LpQueue) -> SimTime {
 }
 
 /// Lets the LP with `state` and pending events `queue` handle every event before `bound`;
-/// `batch`: its ports may send departures as a batch up to `bound`.
+/// its ports may send departures as a batch up to `batch_bound` ([`EventSink::batch_bound`]).
 fn run_window(
     state: &mut NodeState,
     queue: &mut LpQueue,
-    (bound, batch): (SimTime, bool),
+    (bound, batch_bound): (SimTime, SimTime),
     model: &Model,
     out: &mut Outbox,
     placement: &Placement,
 ) {
-    let batch_bound = if batch { bound } else { SimTime::ZERO };
     while let Some(event) = queue.pop_before(bound) {
         let mut sink = LpSink {
             queue: &mut *queue,
@@ -149,7 +148,7 @@ impl Chunk {
             return;
         }
         let mut min_next = SimTime::MAX;
-        let batch = self.batch;
+        let batch_bound = if self.batch { bound } else { SimTime::ZERO };
         let Chunk {
             slots,
             queues,
@@ -173,7 +172,7 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
-            run_window(state, queue, (bound, batch), model, out, placement);
+            run_window(state, queue, (bound, batch_bound), model, out, placement);
             *last_event = (*last_event).max(state.lp.last_useful);
             *overflow |= state.lp.failed();
             if !state.lp.hop_records.is_empty() {

@@ -157,11 +157,6 @@ impl<'m> WindowEngine<'m> {
         self
     }
 
-    /// Whether FIFO switch ports send a window's departures as a batch.
-    pub fn batches_departures(&self) -> bool {
-        self.chunks.iter().any(|c| c.batch)
-    }
-
     /// The window width in use.
     pub fn width(&self) -> SimTime {
         self.width

@@ -6,6 +6,17 @@ fn netstep() -> Command {
     Command::new(env!("CARGO_BIN_EXE_netstep"))
 }
 
+/// Runs `command`, asserting it succeeded (its stderr as the message); returns its output.
+fn run_ok(command: &mut Command) -> std::process::Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 #[test]
 fn run_without_arguments_runs_the_quickstart() {
     let dir = tempfile::tempdir().unwrap();
@@ -30,25 +41,20 @@ fn run_without_arguments_runs_the_quickstart() {
 fn set_overrides_reach_the_simulation() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = crate::common::repo().join("scenarios/days-baseline/fattree-k4-f8.toml");
-    let output = netstep()
-        .arg("run")
-        .arg(&scenario)
-        .args([
-            "--set",
-            "topology.k=8",
-            "--set",
-            "simulation.seed=3",
-            "--set",
-            "traffic.0.packets=5",
-            "--out",
-        ])
-        .arg(dir.path().join("r"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run_ok(
+        netstep()
+            .arg("run")
+            .arg(&scenario)
+            .args([
+                "--set",
+                "topology.k=8",
+                "--set",
+                "simulation.seed=3",
+                "--set",
+                "traffic.0.packets=5",
+                "--out",
+            ])
+            .arg(dir.path().join("r")),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("seed 3"), "{stdout}");
@@ -323,18 +329,13 @@ fn a_handshake_is_in_the_flows_table_and_the_fct_starts_after_it_unless_asked() 
     let dir = tempfile::tempdir().unwrap();
     let table = |name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
-        let output = netstep()
-            .arg("run")
-            .arg(&scenario)
-            .args(["--set", "transport.handshake=true", "--quiet", "--out"])
-            .arg(&out)
-            .args(extra.iter().flat_map(|s| ["--set", s]))
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+        run_ok(
+            netstep()
+                .arg("run")
+                .arg(&scenario)
+                .args(["--set", "transport.handshake=true", "--quiet", "--out"])
+                .arg(&out)
+                .args(extra.iter().flat_map(|s| ["--set", s])),
         );
         let file = std::fs::File::open(out.join("flows.parquet")).unwrap();
         let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(file, 64)

@@ -231,28 +231,16 @@ fn batched_departures_equal_one_event_per_departure() {
             assert_eq!(single.stats.batched, 0, "{what}");
             assert!(batched.stats.drops > 0 || name != "tcp dumbbell, packet buffer");
             assert_same_simulation(&batched, &single, &what);
-            assert_eq!(
-                tb.hops.len(),
-                ts.hops.len(),
-                "{what}: hop record counts differ"
-            );
-            if let Some(i) = (0..tb.hops.len()).find(|&i| tb.hops[i] != ts.hops[i]) {
-                panic!(
-                    "{what}: hop record {i} differs: {:?} vs {:?}",
-                    tb.hops[i], ts.hops[i]
-                );
-            }
-            assert_eq!(
-                tb.samples.len(),
-                ts.samples.len(),
-                "{what}: sample counts differ"
-            );
-            if let Some(i) = (0..tb.samples.len()).find(|&i| tb.samples[i] != ts.samples[i]) {
-                panic!(
-                    "{what}: queue sample {i} differs: {:?} vs {:?}",
-                    tb.samples[i], ts.samples[i]
-                );
-            }
+            same_rows(&tb.hops, &ts.hops, &format!("{what}: hop record"));
+            same_rows(&tb.samples, &ts.samples, &format!("{what}: queue sample"));
         }
+    }
+}
+
+/// Asserts two traces hold the same rows, naming the first that differs (not the whole lists).
+fn same_rows<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what} counts differ");
+    if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+        panic!("{what} {i} differs: {:?} vs {:?}", a[i], b[i]);
     }
 }

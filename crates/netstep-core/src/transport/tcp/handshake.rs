@@ -116,6 +116,20 @@ mod tests {
     use crate::transport::cc::CcSpec;
     use crate::units::Bytes;
 
+    /// Flow `flow` from node 0 to node 1, 10,000 bytes.
+    fn ends(flow: u32) -> FlowEnds {
+        FlowEnds {
+            flow,
+            src: 0,
+            dst: 1,
+            size: Bytes(10_000),
+            seed: 1,
+            line_rate_bps: 0.0,
+            base_rtt: SimTime::ZERO,
+            nic_pulls: false,
+        }
+    }
+
     #[test]
     fn a_syn_is_retried_with_a_doubling_timeout_then_given_up() {
         let spec = TcpSpec {
@@ -125,16 +139,7 @@ mod tests {
             syn_retries: 2,
             ..TcpSpec::new(CcSpec::NewReno)
         };
-        let ends = FlowEnds {
-            flow: 3,
-            src: 0,
-            dst: 1,
-            size: Bytes(10_000),
-            seed: 1,
-            line_rate_bps: 0.0,
-            base_rtt: SimTime::ZERO,
-            nic_pulls: false,
-        };
+        let ends = ends(3);
         let mut out = TransportOut::default();
         let mut number = 0;
         let mut o = Opening::start(&spec, &ends, &mut number, SimTime(0), &mut out);
@@ -186,16 +191,7 @@ mod tests {
                 rtt_sampling: sampling,
                 ..TcpSpec::new(CcSpec::NewReno)
             };
-            let ends = FlowEnds {
-                flow: 0,
-                src: 0,
-                dst: 1,
-                size: Bytes(10_000),
-                seed: 1,
-                line_rate_bps: 0.0,
-                base_rtt: SimTime::ZERO,
-                nic_pulls: false,
-            };
+            let ends = ends(0);
             let mut out = TransportOut::default();
             let mut sender = TcpSender::start(&spec, ends, SimTime(0), &mut out);
             let (at, token) = *out.timers.last().unwrap();
