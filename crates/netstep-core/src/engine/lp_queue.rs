@@ -14,7 +14,7 @@
 //!   it runs: a binary heap (which also takes the events held when the queue grew large);
 //! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
 //!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
-//!   batch is sorted (a large one by 32-byte keys, its ties computed once) and merged into a
+//!   batch is sorted (a large one by a radix sort on time, [`radix`]) and merged into a
 //!   vector sorted latest first, moving only the pending events earlier than the batch's
 //!   latest (far flow starts stay put). A switch then pays a sort of each window's batch,
 //!   sequential in memory, instead of a heap sift per packet.
@@ -28,6 +28,9 @@
 use std::collections::BinaryHeap;
 
 use super::event::Event;
+use radix::RadixBuffers;
+
+mod radix;
 use crate::units::SimTime;
 
 /// Above this many events a small queue becomes a big one.
@@ -63,24 +66,14 @@ struct Big {
     remote: Vec<Event>,
     /// Events from other LPs not yet merged into `remote`, in delivery order.
     staged: Vec<Event>,
-    /// Sort keys of a large batch (buffer kept between batches).
-    keys: Vec<BatchKey>,
+    /// Buffers of the radix sort of large batches.
+    radix: RadixBuffers,
     /// A large batch in order (buffer kept between batches).
     sorted: Vec<Event>,
 }
 
-/// A batch at least this large is sorted by keys ([`sort_batch`]).
-const KEYED_SORT: usize = 64;
-
-/// An event's full order key and its place in the batch: the stored key
-/// ([`super::event::EventKey::packed`]) and the tie compared as numbers, so sorting a batch
-/// never looks into the events.
-#[derive(Clone, Copy, Debug)]
-struct BatchKey {
-    stored: u128,
-    tie: u64,
-    index: u32,
-}
+/// A batch at least this large is sorted by a radix sort on time ([`radix`]).
+const RADIX_SORT: usize = 64;
 
 impl Default for LpQueue {
     fn default() -> LpQueue {
@@ -276,11 +269,11 @@ impl Big {
         let Big {
             remote,
             staged,
-            keys,
+            radix,
             sorted,
             ..
         } = self;
-        sort_batch(staged, keys, sorted);
+        sort_batch(staged, radix, sorted);
         if remote.is_empty() {
             std::mem::swap(remote, staged);
             return;
@@ -307,26 +300,13 @@ impl Big {
     }
 }
 
-/// Sorts a batch latest first (ascending in `Ord`). A large batch is sorted by its keys
-/// ([`BatchKey`]: the tie computed once per event instead of in every comparison, and 32-byte
-/// keys moved instead of 56-byte events), then gathered in order through `sorted`; `keys` and
-/// `sorted` are buffers kept between batches.
-fn sort_batch(staged: &mut Vec<Event>, keys: &mut Vec<BatchKey>, sorted: &mut Vec<Event>) {
-    if staged.len() < KEYED_SORT || staged.len() > u32::MAX as usize {
+/// Sorts a batch latest first (ascending in `Ord`): a large one by a radix sort on time
+/// ([`radix`]; `radix` and `sorted` are buffers kept between batches), a small one, or one
+/// spanning more than `u32::MAX` ps, by comparisons.
+fn sort_batch(staged: &mut Vec<Event>, radix: &mut RadixBuffers, sorted: &mut Vec<Event>) {
+    if staged.len() < RADIX_SORT || !radix::sort_latest_first(staged, sorted, radix) {
         staged.sort_unstable();
-        return;
     }
-    keys.clear();
-    keys.extend(staged.iter().enumerate().map(|(index, e)| BatchKey {
-        stored: e.key.packed(),
-        tie: e.kind.tie(),
-        index: index as u32,
-    }));
-    // `Event`'s order (reversed keys): a later stored key, then a larger tie, comes first.
-    keys.sort_unstable_by(|a, b| b.stored.cmp(&a.stored).then(b.tie.cmp(&a.tie)));
-    sorted.clear();
-    sorted.extend(keys.iter().map(|k| staged[k.index as usize]));
-    std::mem::swap(staged, sorted);
 }
 
 #[cfg(test)]

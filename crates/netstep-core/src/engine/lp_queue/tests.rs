@@ -49,10 +49,10 @@ fn same_order_as_a_binary_heap(cap: usize) -> bool {
         };
         if push && q.len() < cap {
             // Own events one at a time, other LPs' events in batches, now and then one
-            // large enough to be sorted by keys.
+            // large enough for the radix sort.
             let own = rng.random_bool(0.5);
             let burst = if !own && rng.random_bool(0.02) {
-                KEYED_SORT + rng.random_range(0..KEYED_SORT)
+                RADIX_SORT + rng.random_range(0..RADIX_SORT)
             } else {
                 1
             };
