@@ -69,7 +69,9 @@ pub(super) fn sort_latest_first(
             .enumerate()
             .map(|(i, e)| ((e.key.time.0 - earliest) << 32) | i as u64),
     );
-    radix_sort(words, spare);
+    // Only the bytes of the span can differ.
+    let digits = (u64::BITS - (latest - earliest).leading_zeros()).div_ceil(DIGIT) as usize;
+    radix_sort(words, spare, digits);
     // Earliest first in `words`: walk it backwards, one time at a time.
     sorted.clear();
     let mut end = words.len();
@@ -118,7 +120,7 @@ fn by_tie(keys: &mut Vec<(u128, u32)>, spare: &mut Vec<(u128, u32)>) {
         *slot = at;
         at += count;
     }
-    spare.clear();
+    // Every slot is written below: only a longer batch than the last needs new ones.
     spare.resize(keys.len(), (0, 0));
     for k in keys.iter() {
         let slot = &mut counts[top(k)];
@@ -137,11 +139,12 @@ fn by_tie(keys: &mut Vec<(u128, u32)>, spare: &mut Vec<(u128, u32)>) {
     std::mem::swap(keys, spare);
 }
 
-/// Sorts `words` ascending by their high 32 bits, stable (so by the low 32 bits within equal
-/// high halves when those start ascending); `spare` is a buffer. Digits in which every word
-/// agrees are skipped.
-fn radix_sort(words: &mut Vec<u64>, spare: &mut Vec<u64>) {
+/// Sorts `words` ascending by their high 32 bits, of which only the lowest `digits` bytes may
+/// differ, stable (so by the low 32 bits within equal high halves when those start
+/// ascending); `spare` is a buffer. Digits in which every word agrees are skipped.
+fn radix_sort(words: &mut Vec<u64>, spare: &mut Vec<u64>, digits: usize) {
     let mut counts = [[0u32; BUCKETS]; DIGITS];
+    let counts = &mut counts[..digits.min(DIGITS)];
     for &w in words.iter() {
         for (d, c) in counts.iter_mut().enumerate() {
             c[digit(w, d)] += 1;
@@ -158,7 +161,7 @@ fn radix_sort(words: &mut Vec<u64>, spare: &mut Vec<u64>) {
             *slot = at;
             at += count;
         }
-        spare.clear();
+        // Every slot is written below: only a longer batch than the last needs new ones.
         spare.resize(words.len(), 0);
         for &w in words.iter() {
             let slot = &mut c[digit(w, d)];
