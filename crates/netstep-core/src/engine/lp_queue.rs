@@ -28,10 +28,10 @@
 use std::collections::BinaryHeap;
 
 use super::event::Event;
+use crate::units::SimTime;
 use radix::RadixBuffers;
 
 mod radix;
-use crate::units::SimTime;
 
 /// Above this many events a small queue becomes a big one.
 pub const TO_BIG: usize = 32;
