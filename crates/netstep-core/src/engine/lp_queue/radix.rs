@@ -1,15 +1,16 @@
 //! A large batch of delivered events sorted by a radix sort on time.
 //!
-//! A switch's batch of one window's arrivals spans about one lookahead (a few million
+//! A switch's batch of one window's arrivals spans about one lookahead (about a million
 //! picoseconds) and holds hundreds of events, many at the same time (hosts sending in step at
-//! line rate). A comparison sort of such a batch, with the tie computed for every equal time,
-//! was about a fifth of the instructions of an open-loop permutation (`benches/hop-cost`). Here
+//! line rate). A comparison sort of such a batch (by 40-byte keys, ties computed once) was
+//! about a fifth of the instructions of an open-loop permutation (`benches/hop-cost`). Here
 //! each event becomes one 64-bit word, its time relative to the batch's earliest in the high
 //! half and its place in the batch in the low half; a least-significant-digit radix sort by
 //! the bytes of the relative time that differ orders the words by time (stable, so by place
 //! within a time); then the events of each time that more than one holds are put in the
 //! order of the rest of their key ([`super::super::event::EventKey::order`] and the tie),
-//! compared as numbers. The result is the [`Event`] order exactly (keys are unique); a batch
+//! compared as numbers (a large group created in one phase at one time, hosts in step, by a
+//! counting pass on the top byte of the ties first). The result is the [`Event`] order exactly (keys are unique); a batch
 //! spanning more than `u32::MAX` ps is left to the comparison sort.
 
 use crate::engine::event::Event;
