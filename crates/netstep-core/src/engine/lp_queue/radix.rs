@@ -110,34 +110,21 @@ pub(super) fn sort_latest_first(
 /// ties: mixed packet ids, so spread evenly): a counting pass by the top byte, then an
 /// insertion sort that has only each byte's few keys to order. `spare` is a buffer.
 fn by_tie(keys: &mut Vec<(u128, u32)>, spare: &mut Vec<(u128, u32)>) {
-    let top = |k: &(u128, u32)| (k.0 as u64 >> 56) as usize;
+    let top = |k: &(u128, u32)| BUCKETS - 1 - (k.0 as u64 >> 56) as usize;
     let mut counts = [0u32; BUCKETS];
     for k in keys.iter() {
         counts[top(k)] += 1;
     }
-    let mut at = 0;
-    for slot in counts.iter_mut().rev() {
-        let count = *slot;
-        *slot = at;
-        at += count;
-    }
-    // Every slot is written below: only a longer batch than the last needs new ones.
-    spare.resize(keys.len(), (0, 0));
-    for k in keys.iter() {
-        let slot = &mut counts[top(k)];
-        spare[*slot as usize] = *k;
-        *slot += 1;
-    }
-    for i in 1..spare.len() {
-        let k = spare[i];
+    scatter(keys, spare, &mut counts, top);
+    for i in 1..keys.len() {
+        let k = keys[i];
         let mut j = i;
-        while j > 0 && spare[j - 1].0 < k.0 {
-            spare[j] = spare[j - 1];
+        while j > 0 && keys[j - 1].0 < k.0 {
+            keys[j] = keys[j - 1];
             j -= 1;
         }
-        spare[j] = k;
+        keys[j] = k;
     }
-    std::mem::swap(keys, spare);
 }
 
 /// Sorts `words` ascending by their high 32 bits, of which only the lowest `digits` bytes may
@@ -156,21 +143,34 @@ fn radix_sort(words: &mut Vec<u64>, spare: &mut Vec<u64>, digits: usize) {
         if c.contains(&n) {
             continue;
         }
-        let mut at = 0;
-        for slot in c.iter_mut() {
-            let count = *slot;
-            *slot = at;
-            at += count;
-        }
-        // Every slot is written below: only a longer batch than the last needs new ones.
-        spare.resize(words.len(), 0);
-        for &w in words.iter() {
-            let slot = &mut c[digit(w, d)];
-            spare[*slot as usize] = w;
-            *slot += 1;
-        }
-        std::mem::swap(words, spare);
+        scatter(words, spare, c, |&w| digit(w, d));
     }
+}
+
+/// One stable counting pass: `items` in ascending order of `bucket`, given each bucket's
+/// count in `counts` (turned into positions); the result is left in `items`, `spare` is a
+/// buffer.
+#[inline]
+fn scatter<T: Copy + Default>(
+    items: &mut Vec<T>,
+    spare: &mut Vec<T>,
+    counts: &mut [u32; BUCKETS],
+    bucket: impl Fn(&T) -> usize,
+) {
+    let mut at = 0;
+    for slot in counts.iter_mut() {
+        let count = *slot;
+        *slot = at;
+        at += count;
+    }
+    // Every slot is written below: only a longer batch than the last needs new ones.
+    spare.resize(items.len(), T::default());
+    for item in items.iter() {
+        let slot = &mut counts[bucket(item)];
+        spare[*slot as usize] = *item;
+        *slot += 1;
+    }
+    std::mem::swap(items, spare);
 }
 
 /// Digit `d` (least significant first) of the high half of `w`.
