@@ -1,6 +1,10 @@
 //! Flows: the read-only flow table (who sends what to whom, when, with which transport and
 //! optional explicit path) and the per-flow outcome the run reports.
 
+mod outcomes;
+
+pub use outcomes::{FlowOutcome, FlowOutcomes, Iter as OutcomeIter};
+
 use crate::network::{Network, ecmp_hash};
 use crate::transport::{SizeDistribution, TransportSpec};
 use crate::units::{Bytes, SimTime};
@@ -520,36 +524,4 @@ pub fn base_rtt(net: &Network, flows: &FlowTable, flow: u32) -> Option<SimTime> 
         }
     }
     Some(rtt)
-}
-
-/// What happened to one flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlowOutcome {
-    /// Flow id.
-    pub flow: u32,
-    /// Data packets put on the wire by the sender, retransmissions included.
-    pub packets_sent: u64,
-    /// Distinct data packets that reached the receiver.
-    pub packets_delivered: u64,
-    /// Packets of this flow (data or ACK) dropped anywhere.
-    pub packets_dropped: u64,
-    /// Times a queue marked one of its packets (ECN CE or DECbit), over all hops.
-    pub ecn_marks: u64,
-    /// Data packets sent again.
-    pub retransmits: u64,
-    /// Fast retransmits (entries into fast recovery).
-    pub fast_retransmits: u64,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// When the flow started, if it did (its `start`, or later when it waited for other flows).
-    pub start: Option<SimTime>,
-    /// When the last of the flows it waited for was known finished at its source, if it
-    /// waited and they all finished.
-    pub deps_done: Option<SimTime>,
-    /// When the receiver had every byte, if it did.
-    pub end: Option<SimTime>,
-    /// When the TCP handshake completed (`handshake = true`; the SYN-ACK's arrival).
-    pub handshake: Option<SimTime>,
-    /// Why the sender gave the flow up, if it did.
-    pub failure: Option<crate::transport::FailureReason>,
 }

@@ -104,7 +104,7 @@ impl<'a> FlowRows<'a> {
     pub fn row(&self, id: u32) -> FlowRow {
         let model = &self.scenario.model;
         let spec = &model.flows.flows[id as usize];
-        let r = &self.output.flows[id as usize];
+        let r = self.output.flows.get(id as usize);
         let ideal = self.ideals[id as usize].expect("validated: every flow has a route");
         // A flow that waits for others (or for its job's walker) starts when they release
         // it; one that starts on its own reports its start even when the run ended before it.
@@ -159,8 +159,8 @@ impl<'a> FlowRows<'a> {
             total: self.len() as u64,
             ..FlowStats::default()
         };
-        for id in 0..self.len() as u32 {
-            let r = &self.output.flows[id as usize];
+        for r in &self.output.flows {
+            let id = r.flow;
             if r.failure.is_some() {
                 stats.failed += 1;
             }

@@ -355,7 +355,7 @@ fn collective_rows(
     for (id, tag) in &scenario.collectives.steps {
         let end = &mut ends[tag.job as usize];
         *end = end
-            .zip(output.flows[*id as usize].end)
+            .zip(output.flows.end(*id as usize))
             .map(|(a, b)| a.max(b));
         let row = flows.row(*id);
         let job = &jobs[tag.job as usize];

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::RunError;
 use super::model::Model;
 use super::node::{Delivery, NodeCounters, NodeState, PortState};
-use crate::flow::FlowOutcome;
+use crate::flow::{FlowOutcome, FlowOutcomes};
 use crate::units::SimTime;
 
 /// Totals of one run.
@@ -60,8 +60,8 @@ pub struct PortOutcome {
 /// What a run produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOutput {
-    /// One outcome per flow, by flow id.
-    pub flows: Vec<FlowOutcome>,
+    /// One outcome per flow, by flow id (kept compactly: [`FlowOutcomes`]).
+    pub flows: FlowOutcomes,
     /// Counters of every port that carried traffic, by global port id.
     pub ports: Vec<PortOutcome>,
     /// Totals.
@@ -101,23 +101,9 @@ pub(crate) fn collect_output<'a>(
     mut stats: RunStats,
 ) -> RunOutput {
     let n = model.flows.len();
-    let mut flows: Vec<FlowOutcome> = (0..n as u32)
-        .map(|flow| FlowOutcome {
-            flow,
-            packets_sent: 0,
-            packets_delivered: 0,
-            packets_dropped: 0,
-            ecn_marks: 0,
-            retransmits: 0,
-            fast_retransmits: 0,
-            timeouts: 0,
-            start: None,
-            deps_done: None,
-            end: None,
-            handshake: None,
-            failure: None,
-        })
-        .collect();
+    // Drops (few flows have any) and marks as the LPs counted them, summed per flow.
+    let mut drops: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut marks = vec![0u64; n];
     let mut ports = BTreeMap::new();
     let mut counters = NodeCounters::default();
     let mut deliveries = Vec::new();
@@ -145,10 +131,10 @@ pub(crate) fn collect_output<'a>(
             }
         }
         for (&flow, &count) in &lp.flow_drops {
-            flows[flow as usize].packets_dropped += count;
+            *drops.entry(flow).or_insert(0) += count;
         }
         for (&flow, &count) in &lp.flow_marks {
-            flows[flow as usize].ecn_marks += count;
+            marks[flow as usize] += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
             if port.is_used() {
@@ -157,7 +143,11 @@ pub(crate) fn collect_output<'a>(
             }
         }
     }
-    for (flow, outcome) in flows.iter_mut().enumerate() {
+    let mut flows = FlowOutcomes::with_capacity(n);
+    for (flow, &ecn_marks) in marks.iter().enumerate() {
+        let mut outcome = FlowOutcome::nothing(flow as u32);
+        outcome.packets_dropped = drops.get(&(flow as u32)).copied().unwrap_or(0);
+        outcome.ecn_marks = ecn_marks;
         let spec = &model.flows.flows[flow];
         let find = |node: u32| {
             by_node
@@ -186,6 +176,7 @@ pub(crate) fn collect_output<'a>(
         {
             (outcome.packets_delivered, outcome.end) = receiver.outcome();
         }
+        flows.push(outcome);
     }
     stats.events = counters.events;
     stats.packet_hops = counters.packet_hops;

@@ -39,7 +39,7 @@ fn setup_systems_compile_the_world_into_a_model_that_runs() {
     assert_eq!(model.flows.len(), 1);
     let output = crate::engine::reference::run(&model, None).expect("no overflow");
     assert_eq!(output.flows.len(), 1);
-    assert_eq!(output.flows[0].packets_delivered, 3);
+    assert_eq!(output.flows.get(0).packets_delivered, 3);
     assert_eq!(
         world.query::<&Flow>().iter(&world).len(),
         0,

@@ -149,7 +149,9 @@ fn pulling_rdma_nics_match_reference() {
         let reference = exact_on_1_and_4_threads(&s, &format!("pulling NICs ({cc})"));
         // Several flows of one host overlap, so turns are taken.
         let overlapping = s.model.flows.flows.iter().enumerate().any(|(i, f)| {
-            let end = reference.flows[i]
+            let end = reference
+                .flows
+                .get(i)
                 .end
                 .unwrap_or(netstep_core::units::SimTime::MAX);
             s.model.flows.flows[i + 1..]

@@ -58,8 +58,8 @@ fn a_flow_over_a_failed_core_link_completes_over_another_path() {
     let lost: Vec<_> = trace.hops.iter().filter(|h| h.drop.is_some()).collect();
     assert!(lost.iter().all(|h| h.drop == Some(DropReason::LinkDown)));
     assert!(lost.iter().any(|h| h.flow == 0 && h.port == dead_core));
-    let f0 = &out.flows[0];
-    let f1 = &out.flows[1];
+    let f0 = &out.flows.get(0);
+    let f1 = &out.flows.get(1);
     println!(
         "flow 0: end {:?}, {} dropped, {} retransmits; flow 1: end {:?}, {} dropped, {} timeouts",
         f0.end, f0.packets_dropped, f0.retransmits, f1.end, f1.packets_dropped, f1.timeouts

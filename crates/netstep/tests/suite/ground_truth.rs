@@ -402,7 +402,7 @@ flows = [{ src = "l0", dst = "r0", size = "10KB" }]
 "#;
     let s = scenario(text, &[]);
     let out = run_window(&s, 1, WindowMode::Exact);
-    let end = out.flows[0].end.unwrap();
+    let end = out.flows.get(0).end.unwrap();
     assert!(out.stats.last_event >= end);
     assert!(
         out.stats.last_event.0 < end.0 + 1_000_000_000,
@@ -471,7 +471,7 @@ flows = [{ src = "l0", dst = "r0", size = "100KB" }]
 "#;
     let s = scenario(text, &[]);
     let out = run_reference(&s);
-    let f = &out.flows[0];
+    let f = &out.flows.get(0);
     assert_eq!(f.end, None);
     assert_eq!(
         f.failure,

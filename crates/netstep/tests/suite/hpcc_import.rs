@@ -334,7 +334,7 @@ fn max_rate_and_window_follow_arithmetic() {
     };
     let s = scenario(&text("max_rate = \"10Gbps\""), &[]);
     let out = exact_on_1_and_4_threads(&s, "max_rate");
-    let fct = out.flows[0].end.unwrap().0 as f64;
+    let fct = out.flows.get(0).end.unwrap().0 as f64;
     // 1,000 packets of 1,048 B: 999 gaps of 838.4 ns, then the last packet's three hops
     // (serialization at 100 Gb/s, 10 us each).
     let gap = 1048.0 * 8.0 / 10e9 * 1e12;
@@ -350,7 +350,7 @@ fn max_rate_and_window_follow_arithmetic() {
     let rtt = netstep_core::flow::base_rtt(&s.model.net, &s.model.flows, 0)
         .unwrap()
         .0 as f64;
-    let fct = out.flows[0].end.unwrap().0 as f64;
+    let fct = out.flows.get(0).end.unwrap().0 as f64;
     // 100 rounds of 10 packets; each round waits for the first ACK of the previous one
     // (one base RTT, plus the 10 packets' serialization at 100 Gb/s on the way).
     let rounds = 100.0;

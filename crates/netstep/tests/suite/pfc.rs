@@ -116,7 +116,7 @@ fn a_cyclic_pause_is_reported_as_a_deadlock() {
     );
     let out = run_window(&one, 1, WindowMode::Exact);
     assert_eq!(out.pfc_deadlock, None);
-    assert!(out.flows[0].end.is_some());
+    assert!(out.flows.get(0).end.is_some());
 }
 
 #[test]

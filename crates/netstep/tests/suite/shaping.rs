@@ -47,7 +47,7 @@ fn token_bucket_output_conforms_to_its_arrival_curve() {
             12_000_000
         );
     }
-    assert_eq!(out.flows[0].end.unwrap().0, 23_886_600_000);
+    assert_eq!(out.flows.get(0).end.unwrap().0, 23_886_600_000);
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn one_flow_fills_a_bottleneck_with_a_bdp_buffer() {
     let text = dumbbell_tcp(1, "1Gbps", "100us", "75KB", "100MB", "");
     let s = scenario(&text, &[]);
     let out = run_window(&s, 1, WindowMode::Exact);
-    let flow = &out.flows[0];
+    let flow = &out.flows.get(0);
     let end = flow.end.expect("flow completes");
     let (sl, sr) = switches(1);
     let port = s
@@ -68,7 +68,7 @@ fn random_loss_triggers_fast_retransmit() {
     let text = dumbbell_tcp(1, "1Gbps", "20us", "1MB", "3MB", "");
     let s = scenario(&text, &["topology.fabric_links.loss=0.005"]);
     let out = run_window(&s, 1, WindowMode::Exact);
-    let flow = &out.flows[0];
+    let flow = &out.flows.get(0);
     assert!(flow.end.is_some(), "flow completes despite loss");
     assert!(flow.packets_dropped > 0);
     assert!(flow.fast_retransmits > 0, "{flow:?}");
@@ -82,7 +82,7 @@ fn losing_a_whole_window_triggers_a_timeout() {
     let text = dumbbell_tcp(1, "100Mbps", "20us", "2pkts", "14600B", "");
     let s = scenario(&text, &[]);
     let out = run_window(&s, 1, WindowMode::Exact);
-    let flow = &out.flows[0];
+    let flow = &out.flows.get(0);
     assert!(flow.end.is_some(), "flow completes after the timeout");
     assert!(flow.timeouts >= 1, "{flow:?}");
     assert_eq!(flow.packets_delivered, 10);
@@ -134,7 +134,7 @@ fn sack_repairs_several_holes_per_round_trip_newreno_one() {
     };
     let (with, without) = (run(true), run(false));
     for (name, out) in [("sack", &with), ("newreno", &without)] {
-        let f = &out.flows[0];
+        let f = &out.flows.get(0);
         assert!(f.end.is_some(), "{name}: {f:?}");
         assert_eq!(
             f.timeouts, 0,
@@ -161,11 +161,15 @@ fn sack_repairs_several_holes_per_round_trip_newreno_one() {
         "SACK repairs several holes per round trip: {ms} ({} fills)",
         fs.len()
     );
-    let (es, en) = (with.flows[0].end.unwrap(), without.flows[0].end.unwrap());
+    let (es, en) = (
+        with.flows.get(0).end.unwrap(),
+        without.flows.get(0).end.unwrap(),
+    );
     assert!(es < en, "SACK finishes first: {es:?} vs {en:?}");
     eprintln!(
         "holes per RTT: sack {ms}, newreno {mn}; fct sack {es:?}, newreno {en:?}; drops {} / {}",
-        with.flows[0].packets_dropped, without.flows[0].packets_dropped
+        with.flows.get(0).packets_dropped,
+        without.flows.get(0).packets_dropped
     );
 }
 
@@ -180,7 +184,7 @@ fn delayed_ack_halves_the_acks_of_a_clean_transfer() {
         let out = run_window(&s, 1, WindowMode::Exact);
         let receiver = s.model.net.port_id(1, 0); // r0 (node 1): a host's only port
         let port = out.ports.iter().find(|p| p.port == receiver).unwrap();
-        (port.tx_packets, out.flows[0].end.unwrap())
+        (port.tx_packets, out.flows.get(0).end.unwrap())
     };
     let (immediate, end_immediate) = acks("0s");
     let (delayed, end_delayed) = acks("200us");
@@ -210,7 +214,7 @@ fn pacing_spreads_the_window_and_keeps_the_bottleneck_queue_short() {
             .net
             .port_id(sl, s.model.net.port_towards(sl, sr).unwrap());
         let bottleneck = out.ports.iter().find(|p| p.port == port).unwrap();
-        let f = &out.flows[0];
+        let f = &out.flows.get(0);
         assert!(f.end.is_some() && f.packets_dropped == 0, "{f:?}");
         (bottleneck.max_queue_bytes, f.end.unwrap())
     };

@@ -161,10 +161,10 @@ fn each_direction_of_a_link_has_its_own_parameters() {
     assert!(port(forward).drops > 0);
     assert!(port(forward).max_queue_bytes <= 20_000);
     assert_eq!(port(backward).drops, 0);
-    assert_eq!(out.flows[1].packets_delivered, 100);
+    assert_eq!(out.flows.get(1).packets_delivered, 100);
     // The b -> a flow crosses the 5 us direction: its last packet arrives 100 packets at
     // 5 Gb/s (160 us), plus 3 hops of 10 Gb/s serialization and 1 + 5 + 1 us of propagation.
-    let end = out.flows[1].end.unwrap().0;
+    let end = out.flows.get(1).end.unwrap().0;
     assert_eq!(end, 99 * 1_600_000 + 3 * 800_000 + 7_000_000);
     exact_on(&s, "asymmetric", &[2]);
 }

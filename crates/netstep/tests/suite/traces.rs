@@ -61,7 +61,7 @@ fn cc_samples_follow_each_running_tcp_flow() {
     let mut last: std::collections::HashMap<u32, (u64, u32)> = Default::default();
     for c in &trace.cc {
         assert_eq!(c.time_ps % interval, 0, "sampled on the interval");
-        let flow = &out.flows[c.flow as usize];
+        let flow = &out.flows.get(c.flow as usize);
         let started = s.model.flows.flows[c.flow as usize].start;
         assert!(
             started.0 <= c.time_ps,

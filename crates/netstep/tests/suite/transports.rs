@@ -795,13 +795,14 @@ fn rdma_selective_repeat_resends_only_the_holes() {
     let lost = sr.ports.iter().find(|p| p.port == forward).unwrap().lost;
     println!(
         "go-back-N: {} resent; selective repeat: {} resent for {lost} lost",
-        gbn.flows[0].retransmits, sr.flows[0].retransmits
+        gbn.flows.get(0).retransmits,
+        sr.flows.get(0).retransmits
     );
-    assert!(gbn.flows[0].end.is_some() && sr.flows[0].end.is_some());
+    assert!(gbn.flows.get(0).end.is_some() && sr.flows.get(0).end.is_some());
     assert!(lost > 0);
-    assert!(sr.flows[0].retransmits >= lost);
-    assert!(sr.flows[0].retransmits * 5 < gbn.flows[0].retransmits);
-    assert!(sr.flows[0].end <= gbn.flows[0].end);
+    assert!(sr.flows.get(0).retransmits >= lost);
+    assert!(sr.flows.get(0).retransmits * 5 < gbn.flows.get(0).retransmits);
+    assert!(sr.flows.get(0).end <= gbn.flows.get(0).end);
 }
 
 #[test]
@@ -1113,7 +1114,7 @@ fn rdma_coalesced_acks_acknowledge_every_nth_packet() {
     println!("ACKs: {acks_one} per packet, {acks_four} with ack_every = 4");
     assert_eq!(acks_one, 1001);
     assert_eq!(acks_four, 251);
-    assert!(one.flows[0].end.is_some() && four.flows[0].end.is_some());
+    assert!(one.flows.get(0).end.is_some() && four.flows.get(0).end.is_some());
     assert_same_simulation(
         &exact_on_1_and_4_threads(&s, "coalesced"),
         &four,

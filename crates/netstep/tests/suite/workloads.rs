@@ -187,7 +187,7 @@ fn assert_dependency_order(
     let flows = &s.model.flows.flows;
     let mut waited = 0;
     for (id, f) in flows.iter().enumerate() {
-        let outcome = &out.flows[id];
+        let outcome = &out.flows.get(id);
         let Some(deps) = &f.after else {
             assert_eq!(outcome.deps_done, None);
             continue;
@@ -205,7 +205,7 @@ fn assert_dependency_order(
                         .unwrap()
                         .0
                 };
-                out.flows[d as usize].end.map(|e| e.0 + latency)
+                out.flows.get(d as usize).end.map(|e| e.0 + latency)
             })
             .collect();
         let Some(notices) = notices else {
@@ -234,8 +234,8 @@ fn the_dependencies_example_does_what_its_header_says() {
     let out = exact_on_1_and_4_threads(&s, "dependencies example");
     assert!(out.flows.iter().all(|f| f.end.is_some()));
     assert_eq!(assert_dependency_order(&s, &out), 2);
-    let end = |f: usize| out.flows[f].end.unwrap().0;
-    let start = |f: usize| out.flows[f].start.unwrap().0;
+    let end = |f: usize| out.flows.get(f).end.unwrap().0;
+    let start = |f: usize| out.flows.get(f).start.unwrap().0;
     assert_eq!(start(2), end(0).max(end(1)) + 20_000_000);
     // Six links from h5 (pod 1) to h9 (pod 2), each 1 us plus 64 B at 10 Gb/s (51.2 ns).
     let notice = 6 * (1_000_000 + 51_200);
@@ -478,8 +478,8 @@ fn the_trace_example_does_what_its_header_says_from_csv_and_parquet() {
     assert!(out.flows.iter().all(|f| f.end.is_some()));
     assert_eq!(assert_dependency_order(&s, &out), 4);
     let (start, end) = (
-        |f: usize| out.flows[f].start.unwrap().0,
-        |f: usize| out.flows[f].end.unwrap().0,
+        |f: usize| out.flows.get(f).start.unwrap().0,
+        |f: usize| out.flows.get(f).end.unwrap().0,
     );
     for (answer, request) in [(3, 0), (4, 1), (5, 2)] {
         assert_eq!(start(answer), end(request) + 10_000_000);
@@ -1165,7 +1165,10 @@ fn collectives_parquet_and_the_summary_report_each_job() {
     // left: 2 iterations x 6 steps x 4 flows; right: 1 step x 2 sends x 2 chunks.
     assert_eq!(flows.len(), 48 + 4);
     let job_end = |range: std::ops::Range<usize>, start: u64| {
-        let end = range.map(|f| result.flows[f].end.unwrap().0).max().unwrap();
+        let end = range
+            .map(|f| result.flows.get(f).end.unwrap().0)
+            .max()
+            .unwrap();
         SimTime(end - start).to_string()
     };
     assert!(
@@ -1211,11 +1214,11 @@ fn collectives_parquet_and_the_summary_report_each_job() {
         assert_eq!(bytes.as_primitive::<UInt64Type>().value(row), sum);
         let first = members
             .iter()
-            .map(|&f| result.flows[f].start.unwrap().as_ns())
+            .map(|&f| result.flows.get(f).start.unwrap().as_ns())
             .min();
         let last = members
             .iter()
-            .map(|&f| result.flows[f].end.unwrap().as_ns())
+            .map(|&f| result.flows.get(f).end.unwrap().as_ns())
             .max();
         assert_eq!(Some(start.as_primitive::<UInt64Type>().value(row)), first);
         assert_eq!(Some(end.as_primitive::<UInt64Type>().value(row)), last);

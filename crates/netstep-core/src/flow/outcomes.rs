@@ -1,0 +1,331 @@
+//! Every flow's outcome, by flow id, kept compactly.
+//!
+//! A run of millions of flows holds every flow's outcome at once while it writes its tables,
+//! on top of what the engine kept of each flow: at 128 B per [`FlowOutcome`] a 10 M-flow run
+//! needed 1.28 GB for them alone. [`FlowOutcomes`] keeps what almost every flow has in
+//! columns (packets sent and delivered, ECN marks, start and end: 40 B per flow) and what few
+//! flows have (drops, retransmissions, timeouts, a dependency, a handshake, a failure) in a
+//! list sorted by flow id, 64 B per such flow; a flow's [`FlowOutcome`] is rebuilt on demand.
+
+use crate::transport::FailureReason;
+use crate::units::SimTime;
+
+/// What happened to one flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowOutcome {
+    /// Flow id.
+    pub flow: u32,
+    /// Data packets put on the wire by the sender, retransmissions included.
+    pub packets_sent: u64,
+    /// Distinct data packets that reached the receiver.
+    pub packets_delivered: u64,
+    /// Packets of this flow (data or ACK) dropped anywhere.
+    pub packets_dropped: u64,
+    /// Times a queue marked one of its packets (ECN CE or DECbit), over all hops.
+    pub ecn_marks: u64,
+    /// Data packets sent again.
+    pub retransmits: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// When the flow started, if it did (its `start`, or later when it waited for other flows).
+    pub start: Option<SimTime>,
+    /// When the last of the flows it waited for was known finished at its source, if it
+    /// waited and they all finished.
+    pub deps_done: Option<SimTime>,
+    /// When the receiver had every byte, if it did.
+    pub end: Option<SimTime>,
+    /// When the TCP handshake completed (`handshake = true`; the SYN-ACK's arrival).
+    pub handshake: Option<SimTime>,
+    /// Why the sender gave the flow up, if it did.
+    pub failure: Option<FailureReason>,
+}
+
+impl FlowOutcome {
+    /// Flow `flow` before anything happened to it: every count zero, every time unknown.
+    pub const fn nothing(flow: u32) -> FlowOutcome {
+        FlowOutcome {
+            flow,
+            packets_sent: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
+            ecn_marks: 0,
+            retransmits: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+            start: None,
+            deps_done: None,
+            end: None,
+            handshake: None,
+            failure: None,
+        }
+    }
+}
+
+/// A time column's "none" (no simulated time reaches it: events end at 2^60 ps).
+const NONE: u64 = u64::MAX;
+
+fn pack(time: Option<SimTime>) -> u64 {
+    time.map_or(NONE, |t| t.0)
+}
+
+fn unpack(raw: u64) -> Option<SimTime> {
+    (raw != NONE).then_some(SimTime(raw))
+}
+
+/// The fields few flows have: drops, retransmissions, timeouts, a dependency's end, a
+/// handshake, a failure (times packed as in the columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rare {
+    packets_dropped: u64,
+    retransmits: u64,
+    fast_retransmits: u64,
+    timeouts: u64,
+    deps_done: u64,
+    handshake: u64,
+    failure: Option<FailureReason>,
+}
+
+impl Rare {
+    /// The rare part of `o`, or `None` when it has none.
+    fn of(o: &FlowOutcome) -> Option<Rare> {
+        let rare = Rare {
+            packets_dropped: o.packets_dropped,
+            retransmits: o.retransmits,
+            fast_retransmits: o.fast_retransmits,
+            timeouts: o.timeouts,
+            deps_done: pack(o.deps_done),
+            handshake: pack(o.handshake),
+            failure: o.failure,
+        };
+        (rare != Rare::NONE).then_some(rare)
+    }
+
+    const NONE: Rare = Rare {
+        packets_dropped: 0,
+        retransmits: 0,
+        fast_retransmits: 0,
+        timeouts: 0,
+        deps_done: NONE,
+        handshake: NONE,
+        failure: None,
+    };
+}
+
+/// Every flow's outcome, by flow id (see the module docs); [`FlowOutcomes::get`] and
+/// [`FlowOutcomes::iter`] rebuild each [`FlowOutcome`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowOutcomes {
+    packets_sent: Vec<u64>,
+    packets_delivered: Vec<u64>,
+    ecn_marks: Vec<u64>,
+    start: Vec<u64>,
+    end: Vec<u64>,
+    /// The flows with a rare field, ascending by flow id.
+    rare: Vec<(u32, Rare)>,
+}
+
+impl FlowOutcomes {
+    /// Room for `n` flows.
+    pub fn with_capacity(n: usize) -> FlowOutcomes {
+        FlowOutcomes {
+            packets_sent: Vec::with_capacity(n),
+            packets_delivered: Vec::with_capacity(n),
+            ecn_marks: Vec::with_capacity(n),
+            start: Vec::with_capacity(n),
+            end: Vec::with_capacity(n),
+            rare: Vec::new(),
+        }
+    }
+
+    /// Appends the outcome of the next flow.
+    ///
+    /// # Panics
+    /// If `outcome.flow` is not the number of flows held so far (flows go in by id).
+    pub fn push(&mut self, outcome: FlowOutcome) {
+        assert_eq!(
+            outcome.flow as usize,
+            self.len(),
+            "flow outcomes are added in flow-id order"
+        );
+        self.packets_sent.push(outcome.packets_sent);
+        self.packets_delivered.push(outcome.packets_delivered);
+        self.ecn_marks.push(outcome.ecn_marks);
+        self.start.push(pack(outcome.start));
+        self.end.push(pack(outcome.end));
+        if let Some(rare) = Rare::of(&outcome) {
+            self.rare.push((outcome.flow, rare));
+        }
+    }
+
+    /// Number of flows.
+    pub fn len(&self) -> usize {
+        self.packets_sent.len()
+    }
+
+    /// True when there are no flows.
+    pub fn is_empty(&self) -> bool {
+        self.packets_sent.is_empty()
+    }
+
+    /// The outcome of flow `id`.
+    ///
+    /// # Panics
+    /// If there is no flow `id`.
+    pub fn get(&self, id: usize) -> FlowOutcome {
+        let rare = self
+            .rare
+            .binary_search_by_key(&(id as u32), |(flow, _)| *flow)
+            .map_or(Rare::NONE, |i| self.rare[i].1);
+        self.build(id, &rare)
+    }
+
+    /// When flow `id`'s receiver had every byte, if it did: `get(id).end` without rebuilding
+    /// the rest.
+    pub fn end(&self, id: usize) -> Option<SimTime> {
+        unpack(self.end[id])
+    }
+
+    /// Every flow's outcome, by flow id.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            outcomes: self,
+            next: 0,
+            next_rare: 0,
+        }
+    }
+
+    fn build(&self, id: usize, rare: &Rare) -> FlowOutcome {
+        FlowOutcome {
+            flow: id as u32,
+            packets_sent: self.packets_sent[id],
+            packets_delivered: self.packets_delivered[id],
+            packets_dropped: rare.packets_dropped,
+            ecn_marks: self.ecn_marks[id],
+            retransmits: rare.retransmits,
+            fast_retransmits: rare.fast_retransmits,
+            timeouts: rare.timeouts,
+            start: unpack(self.start[id]),
+            deps_done: unpack(rare.deps_done),
+            end: unpack(self.end[id]),
+            handshake: unpack(rare.handshake),
+            failure: rare.failure,
+        }
+    }
+}
+
+impl FromIterator<FlowOutcome> for FlowOutcomes {
+    /// Outcomes in flow-id order (see [`FlowOutcomes::push`]).
+    fn from_iter<I: IntoIterator<Item = FlowOutcome>>(iter: I) -> FlowOutcomes {
+        let iter = iter.into_iter();
+        let mut all = FlowOutcomes::with_capacity(iter.size_hint().0);
+        for outcome in iter {
+            all.push(outcome);
+        }
+        all
+    }
+}
+
+/// [`FlowOutcomes::iter`]: every flow's outcome in flow-id order.
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    outcomes: &'a FlowOutcomes,
+    next: usize,
+    next_rare: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = FlowOutcome;
+
+    fn next(&mut self) -> Option<FlowOutcome> {
+        let id = self.next;
+        if id >= self.outcomes.len() {
+            return None;
+        }
+        self.next += 1;
+        let rare = match self.outcomes.rare.get(self.next_rare) {
+            Some((flow, rare)) if *flow as usize == id => {
+                self.next_rare += 1;
+                *rare
+            }
+            _ => Rare::NONE,
+        };
+        Some(self.outcomes.build(id, &rare))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.outcomes.len() - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a FlowOutcomes {
+    type Item = FlowOutcome;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(flow: u32) -> FlowOutcome {
+        let mut o = FlowOutcome::nothing(flow);
+        o.packets_sent = 10 + flow as u64;
+        o.packets_delivered = 9 + flow as u64;
+        o.ecn_marks = flow as u64 % 3;
+        o.start = Some(SimTime(1_000 * flow as u64));
+        o.end = (flow % 4 != 3).then_some(SimTime(5_000 * flow as u64 + 7));
+        match flow % 5 {
+            1 => o.packets_dropped = 2,
+            2 => o.retransmits = 3,
+            3 => {
+                o.fast_retransmits = 1;
+                o.timeouts = 4;
+                o.failure = Some(FailureReason::RetryLimit);
+            }
+            4 if flow.is_multiple_of(2) => {
+                o.deps_done = Some(SimTime(0));
+                o.handshake = Some(SimTime(u64::MAX - 1));
+            }
+            _ => {}
+        }
+        o
+    }
+
+    /// Every field of every flow comes back as it went in, by `get` and by `iter`, common
+    /// and rare fields alike (a zero time and a flow with no start included).
+    #[test]
+    fn every_outcome_comes_back_exactly() {
+        let all: Vec<FlowOutcome> = (0..50)
+            .map(outcome)
+            .chain([FlowOutcome::nothing(50)])
+            .collect();
+        let kept: FlowOutcomes = all.iter().copied().collect();
+        assert_eq!(kept.len(), 51);
+        assert_eq!(kept.iter().len(), 51);
+        assert_eq!(kept.iter().collect::<Vec<_>>(), all);
+        for o in &all {
+            assert_eq!(kept.get(o.flow as usize), *o);
+            assert_eq!(kept.end(o.flow as usize), o.end);
+        }
+        // Only the flows with a rare field hold a rare entry.
+        let rare = all.iter().filter(|o| Rare::of(o).is_some()).count();
+        assert_eq!(kept.rare.len(), rare);
+        assert!(rare > 0 && rare < all.len());
+    }
+
+    /// Outcomes go in by flow id.
+    #[test]
+    #[should_panic(expected = "flow-id order")]
+    fn outcomes_out_of_order_are_refused() {
+        let mut kept = FlowOutcomes::default();
+        kept.push(FlowOutcome::nothing(1));
+    }
+}
