@@ -104,7 +104,8 @@ pub(crate) fn collect_output<'a>(
     // Drops (few flows have any) and marks as the LPs counted them, summed per flow.
     let mut drops: BTreeMap<u32, u64> = BTreeMap::new();
     let mut marks = vec![0u64; n];
-    let mut ports = BTreeMap::new();
+    // Port ids are node-major (`Network::port_id`) and the states go by node: ascending.
+    let mut ports = Vec::new();
     let mut counters = NodeCounters::default();
     let mut deliveries = Vec::new();
     let mut pfc_events = Vec::new();
@@ -139,7 +140,7 @@ pub(crate) fn collect_output<'a>(
         for (local, port) in state.ports.iter().enumerate() {
             if port.is_used() {
                 let id = model.net.port_id(lp.node, local as u32);
-                ports.insert(id, port_outcome(id, port));
+                ports.push(port_outcome(id, port));
             }
         }
     }
@@ -178,6 +179,7 @@ pub(crate) fn collect_output<'a>(
         }
         flows.push(outcome);
     }
+    debug_assert!(ports.windows(2).all(|w: &[PortOutcome]| w[0].port < w[1].port));
     stats.events = counters.events;
     stats.packet_hops = counters.packet_hops;
     stats.drops = counters.drops;
@@ -188,7 +190,7 @@ pub(crate) fn collect_output<'a>(
     let job = model.job.as_deref().map(|job| job_outcome(job, &by_node));
     RunOutput {
         flows,
-        ports: ports.into_values().collect(),
+        ports,
         stats,
         deliveries,
         pfc_events,
