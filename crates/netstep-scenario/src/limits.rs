@@ -50,12 +50,14 @@ pub const BASE_BYTES: u64 = 64 << 20;
 pub const BYTES_PER_NODE: u64 = 100;
 /// Memory per egress port in a run (World link entity, port state, routing), measured.
 pub const BYTES_PER_PORT: u64 = 160;
-/// Memory every flow keeps for the whole run (its spec and slots, its receiver, a finished
-/// sender's counters, its outcome), measured (benches/RESULTS.md, "Memory per flow").
-pub const BYTES_PER_FLOW: u64 = 384;
+/// Memory every flow takes at the run's peak: its spec in the flow table and, while the
+/// scenario is built, its World entity and generated spec (the peak of a run of millions of
+/// flows); later its sender and receiver slots and its outcome. Measured (benches/RESULTS.md,
+/// "Estimator scale"): 175-250 B per flow from 200 k to 10 M flows of m3's mixes.
+pub const BYTES_PER_FLOW: u64 = 210;
 /// Memory a flow takes besides while it is in flight (its live sender, its packets in queues
-/// and events), measured: a million one-packet flows all at once.
-pub const BYTES_PER_LIVE_FLOW: u64 = 1152;
+/// and events), measured: a million one-packet TCP flows all at once, 1.62 GB.
+pub const BYTES_PER_LIVE_FLOW: u64 = 1344;
 
 /// Peak memory of parsing a scenario, per byte of its text (measured: a 62 MB custom topology
 /// with 1.5 M hosts peaks at 3.4 GB while parsing, 54 B per byte).

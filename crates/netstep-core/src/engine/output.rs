@@ -179,7 +179,11 @@ pub(crate) fn collect_output<'a>(
         }
         flows.push(outcome);
     }
-    debug_assert!(ports.windows(2).all(|w: &[PortOutcome]| w[0].port < w[1].port));
+    debug_assert!(
+        ports
+            .windows(2)
+            .all(|w: &[PortOutcome]| w[0].port < w[1].port)
+    );
     stats.events = counters.events;
     stats.packet_hops = counters.packet_hops;
     stats.drops = counters.drops;
