@@ -77,12 +77,13 @@ pub fn packet_hops_batch(rows: &[HopRecord]) -> Result<RecordBatch, ArrowError> 
         dropped.append_value(r.drop.is_some());
         reason.append_option(r.drop.map(|d| d as i8));
     }
+    // Keys are `PacketKind` codes: every kind's name, in code order (feedback packets such as
+    // an RDMA receiver's NACKs and CNPs have rows too).
     let kind = DictionaryArray::<Int8Type>::try_new(
         kind.finish(),
-        Arc::new(StringArray::from(vec![
-            PacketKind::Data.name(),
-            PacketKind::Ack.name(),
-        ])),
+        Arc::new(StringArray::from(
+            PacketKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        )),
     )?;
     let reason = DictionaryArray::<Int8Type>::try_new(
         reason.finish(),
@@ -412,4 +413,55 @@ pub fn pfc_events_batch(rows: &[netstep_core::pfc::PfcEvent]) -> Result<RecordBa
             Arc::new(pause.finish()),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: PacketKind) -> HopRecord {
+        HopRecord {
+            packet_id: kind as u64,
+            flow: 0,
+            hop: 1,
+            node: 2,
+            port: 3,
+            kind,
+            seq: 4,
+            size_bytes: 64,
+            arrive_ps: 1_000,
+            dequeue_ps: Some(2_000),
+            depart_ps: Some(3_000),
+            queue_bytes: 0,
+            queue_packets: 0,
+            ecn: 0,
+            drop: None,
+        }
+    }
+
+    /// Every packet kind gets its own name in the `kind` column (a traced RDMA run sends NACKs
+    /// and CNPs; the column once knew only data and ACKs and the table could not be written).
+    #[test]
+    fn every_packet_kind_is_written_by_name() {
+        let rows: Vec<HopRecord> = PacketKind::ALL.iter().map(|&k| record(k)).collect();
+        let batch = packet_hops_batch(&rows).expect("every kind has a dictionary entry");
+        let column = batch
+            .column_by_name("kind")
+            .expect("kind column")
+            .as_any()
+            .downcast_ref::<DictionaryArray<Int8Type>>()
+            .expect("a dictionary column");
+        let names = column
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .expect("string values");
+        let written: Vec<&str> = column
+            .keys()
+            .iter()
+            .map(|key| names.value(key.expect("not null") as usize))
+            .collect();
+        let expected: Vec<&str> = PacketKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(written, expected);
+    }
 }
