@@ -54,10 +54,10 @@ pub const BYTES_PER_PORT: u64 = 160;
 /// scenario is built, its World entity and generated spec (the peak of a run of millions of
 /// flows); later its sender and receiver slots and its outcome. Measured (benches/RESULTS.md,
 /// "Estimator scale"): 175-250 B per flow from 200 k to 10 M flows of m3's mixes.
-pub const BYTES_PER_FLOW: u64 = 210;
+pub const BYTES_PER_FLOW: u64 = 230;
 /// Memory a flow takes besides while it is in flight (its live sender, its packets in queues
 /// and events), measured: a million one-packet TCP flows all at once, 1.62 GB.
-pub const BYTES_PER_LIVE_FLOW: u64 = 1344;
+pub const BYTES_PER_LIVE_FLOW: u64 = 1328;
 
 /// Peak memory of parsing a scenario, per byte of its text (measured: a 62 MB custom topology
 /// with 1.5 M hosts peaks at 3.4 GB while parsing, 54 B per byte).

@@ -67,6 +67,10 @@ impl FlowOutcome {
 const NONE: u64 = u64::MAX;
 
 fn pack(time: Option<SimTime>) -> u64 {
+    debug_assert!(
+        time != Some(SimTime(NONE)),
+        "no simulated time is u64::MAX ps"
+    );
     time.map_or(NONE, |t| t.0)
 }
 
@@ -114,8 +118,8 @@ impl Rare {
 }
 
 /// Every flow's outcome, by flow id (see the module docs); [`FlowOutcomes::get`] and
-/// [`FlowOutcomes::iter`] rebuild each [`FlowOutcome`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// [`FlowOutcomes::iter`] rebuild each [`FlowOutcome`] (and `Debug` prints them so).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct FlowOutcomes {
     packets_sent: Vec<u64>,
     packets_delivered: Vec<u64>,
@@ -139,7 +143,8 @@ impl FlowOutcomes {
         }
     }
 
-    /// Appends the outcome of the next flow.
+    /// Appends the outcome of the next flow (its times below `u64::MAX` ps, as every simulated
+    /// time is: that value stands for "none").
     ///
     /// # Panics
     /// If `outcome.flow` is not the number of flows held so far (flows go in by id).
@@ -183,6 +188,9 @@ impl FlowOutcomes {
 
     /// When flow `id`'s receiver had every byte, if it did: `get(id).end` without rebuilding
     /// the rest.
+    ///
+    /// # Panics
+    /// If there is no flow `id`.
     pub fn end(&self, id: usize) -> Option<SimTime> {
         unpack(self.end[id])
     }
@@ -212,6 +220,12 @@ impl FlowOutcomes {
             handshake: unpack(rare.handshake),
             failure: rare.failure,
         }
+    }
+}
+
+impl std::fmt::Debug for FlowOutcomes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 

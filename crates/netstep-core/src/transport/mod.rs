@@ -166,9 +166,9 @@ pub struct SenderCounters {
     pub handshake: Option<SimTime>,
 }
 
-/// The sending side of a flow: every variant boxed, so a host's slot for each flow it sources
-/// is 16 bytes whether the flow has started, runs or finished (a 10 M-flow run keeps them
-/// all).
+/// The sending side of a flow: every variant boxed (or, for `Sent`, one word), so a host's
+/// slot for each flow it sources is 16 bytes whether the flow has started, runs or finished (a
+/// 10 M-flow run keeps them all).
 #[derive(Clone, Debug)]
 pub enum Sender {
     /// Open-loop source.

@@ -81,6 +81,10 @@ impl RdmaReceiver {
                 while held.remove(&self.expected) {
                     self.expected += 1;
                 }
+                if held.is_empty() {
+                    // Freed again: a finished flow's receiver stays for the whole run.
+                    self.held = None;
+                }
             }
             if self.expected == self.n_packets && self.completed_ps == NONE {
                 self.completed_ps = now.0;
