@@ -66,6 +66,43 @@ impl SimTime {
 
 /// Saturating: a time past the end of representable time is [`SimTime::MAX`] ("never"), not a
 /// wrapped small value; the engine reports events beyond its limit as an error.
+/// An optional time in one word (8 bytes, where `Option<SimTime>` takes 16): for state kept per
+/// flow for a whole run. [`SimTime::MAX`] stands for none; no simulated time reaches it (events
+/// end at 2^60 ps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaybeTime(u64);
+
+impl MaybeTime {
+    /// No time.
+    pub const NONE: MaybeTime = MaybeTime(u64::MAX);
+
+    /// `time`, packed (`Some(SimTime::MAX)` would read back as none: simulated times never
+    /// get there).
+    #[inline]
+    pub fn new(time: Option<SimTime>) -> MaybeTime {
+        debug_assert!(
+            time != Some(SimTime::MAX),
+            "no simulated time is SimTime::MAX"
+        );
+        time.map_or(MaybeTime::NONE, MaybeTime::at)
+    }
+    /// The time `time`.
+    #[inline]
+    pub const fn at(time: SimTime) -> MaybeTime {
+        MaybeTime(time.0)
+    }
+    /// The time, if there is one.
+    #[inline]
+    pub fn get(self) -> Option<SimTime> {
+        (self != MaybeTime::NONE).then_some(SimTime(self.0))
+    }
+    /// Whether there is no time.
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self == MaybeTime::NONE
+    }
+}
+
 impl Add for SimTime {
     type Output = SimTime;
     #[inline]
@@ -354,6 +391,22 @@ pub fn parse_buffer(input: &str) -> Result<BufferSize, UnitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One word holds any simulated time, zero included, or none.
+    #[test]
+    fn a_maybe_time_holds_a_time_or_none() {
+        for t in [
+            None,
+            Some(SimTime::ZERO),
+            Some(SimTime(1)),
+            Some(SimTime(u64::MAX - 1)),
+        ] {
+            assert_eq!(MaybeTime::new(t).get(), t);
+            assert_eq!(MaybeTime::new(t).is_none(), t.is_none());
+        }
+        assert_eq!(MaybeTime::at(SimTime(7)).get(), Some(SimTime(7)));
+        assert_eq!(std::mem::size_of::<MaybeTime>(), 8);
+    }
 
     #[test]
     fn durations_parse_exactly() {

@@ -8,7 +8,7 @@
 //! list sorted by flow id, 64 B per such flow; a flow's [`FlowOutcome`] is rebuilt on demand.
 
 use crate::transport::FailureReason;
-use crate::units::SimTime;
+use crate::units::{MaybeTime, SimTime};
 
 /// What happened to one flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,31 +63,16 @@ impl FlowOutcome {
     }
 }
 
-/// A time column's "none" (no simulated time reaches it: events end at 2^60 ps).
-const NONE: u64 = u64::MAX;
-
-fn pack(time: Option<SimTime>) -> u64 {
-    debug_assert!(
-        time != Some(SimTime(NONE)),
-        "no simulated time is u64::MAX ps"
-    );
-    time.map_or(NONE, |t| t.0)
-}
-
-fn unpack(raw: u64) -> Option<SimTime> {
-    (raw != NONE).then_some(SimTime(raw))
-}
-
 /// The fields few flows have: drops, retransmissions, timeouts, a dependency's end, a
-/// handshake, a failure (times packed as in the columns).
+/// handshake, a failure (times in one word each, as in the columns: [`MaybeTime`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Rare {
     packets_dropped: u64,
     retransmits: u64,
     fast_retransmits: u64,
     timeouts: u64,
-    deps_done: u64,
-    handshake: u64,
+    deps_done: MaybeTime,
+    handshake: MaybeTime,
     failure: Option<FailureReason>,
 }
 
@@ -99,8 +84,8 @@ impl Rare {
             retransmits: o.retransmits,
             fast_retransmits: o.fast_retransmits,
             timeouts: o.timeouts,
-            deps_done: pack(o.deps_done),
-            handshake: pack(o.handshake),
+            deps_done: MaybeTime::new(o.deps_done),
+            handshake: MaybeTime::new(o.handshake),
             failure: o.failure,
         };
         (rare != Rare::NONE).then_some(rare)
@@ -111,8 +96,8 @@ impl Rare {
         retransmits: 0,
         fast_retransmits: 0,
         timeouts: 0,
-        deps_done: NONE,
-        handshake: NONE,
+        deps_done: MaybeTime::NONE,
+        handshake: MaybeTime::NONE,
         failure: None,
     };
 }
@@ -124,8 +109,8 @@ pub struct FlowOutcomes {
     packets_sent: Vec<u64>,
     packets_delivered: Vec<u64>,
     ecn_marks: Vec<u64>,
-    start: Vec<u64>,
-    end: Vec<u64>,
+    start: Vec<MaybeTime>,
+    end: Vec<MaybeTime>,
     /// The flows with a rare field, ascending by flow id.
     rare: Vec<(u32, Rare)>,
 }
@@ -143,7 +128,7 @@ impl FlowOutcomes {
         }
     }
 
-    /// Appends the outcome of the next flow (its times below `u64::MAX` ps, as every simulated
+    /// Appends the outcome of the next flow (its times below [`SimTime::MAX`], as every simulated
     /// time is: that value stands for "none").
     ///
     /// # Panics
@@ -157,8 +142,8 @@ impl FlowOutcomes {
         self.packets_sent.push(outcome.packets_sent);
         self.packets_delivered.push(outcome.packets_delivered);
         self.ecn_marks.push(outcome.ecn_marks);
-        self.start.push(pack(outcome.start));
-        self.end.push(pack(outcome.end));
+        self.start.push(MaybeTime::new(outcome.start));
+        self.end.push(MaybeTime::new(outcome.end));
         if let Some(rare) = Rare::of(&outcome) {
             self.rare.push((outcome.flow, rare));
         }
@@ -192,7 +177,7 @@ impl FlowOutcomes {
     /// # Panics
     /// If there is no flow `id`.
     pub fn end(&self, id: usize) -> Option<SimTime> {
-        unpack(self.end[id])
+        self.end[id].get()
     }
 
     /// Every flow's outcome, by flow id.
@@ -214,10 +199,10 @@ impl FlowOutcomes {
             retransmits: rare.retransmits,
             fast_retransmits: rare.fast_retransmits,
             timeouts: rare.timeouts,
-            start: unpack(self.start[id]),
-            deps_done: unpack(rare.deps_done),
-            end: unpack(self.end[id]),
-            handshake: unpack(rare.handshake),
+            start: self.start[id].get(),
+            deps_done: rare.deps_done.get(),
+            end: self.end[id].get(),
+            handshake: rare.handshake.get(),
             failure: rare.failure,
         }
     }

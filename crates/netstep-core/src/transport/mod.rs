@@ -166,6 +166,16 @@ pub struct SenderCounters {
     pub handshake: Option<SimTime>,
 }
 
+impl SenderCounters {
+    /// Counters of a sender that sent `packets_sent` packets and nothing else happened to.
+    pub fn sent(packets_sent: u64) -> SenderCounters {
+        SenderCounters {
+            packets_sent,
+            ..SenderCounters::default()
+        }
+    }
+}
+
 /// The sending side of a flow: every variant boxed (or, for `Sent`, one word), so a host's
 /// slot for each flow it sources is 16 bytes whether the flow has started, runs or finished (a
 /// 10 M-flow run keeps them all).
@@ -304,11 +314,7 @@ impl Sender {
         };
         if done {
             let counters = self.counters();
-            let plain = SenderCounters {
-                packets_sent: counters.packets_sent,
-                ..SenderCounters::default()
-            };
-            *self = if counters == plain {
+            *self = if counters == SenderCounters::sent(counters.packets_sent) {
                 Sender::Sent(counters.packets_sent)
             } else {
                 Sender::Finished(Box::new(counters))
@@ -320,14 +326,8 @@ impl Sender {
     pub fn counters(&self) -> SenderCounters {
         match self {
             Sender::Finished(c) => **c,
-            Sender::Sent(packets_sent) => SenderCounters {
-                packets_sent: *packets_sent,
-                ..SenderCounters::default()
-            },
-            Sender::OpenLoop(s) => SenderCounters {
-                packets_sent: s.sent as u64,
-                ..SenderCounters::default()
-            },
+            Sender::Sent(packets_sent) => SenderCounters::sent(*packets_sent),
+            Sender::OpenLoop(s) => SenderCounters::sent(s.sent as u64),
             Sender::Tcp(s) => SenderCounters {
                 packets_sent: s.packets_sent,
                 retransmits: s.retransmits,

@@ -4,7 +4,7 @@
 use super::{RdmaSpec, Recovery};
 use crate::packet::{ACK_NUMBER_BIT, Ecn, Packet, PacketKind};
 use crate::transport::{FlowEnds, TransportOut};
-use crate::units::SimTime;
+use crate::units::{MaybeTime, SimTime};
 
 /// Receiver state of one RDMA flow: in-order delivery, ACK per packet, NACK per gap.
 #[derive(Clone, Debug)]
@@ -16,7 +16,7 @@ pub struct RdmaReceiver {
     acks_sent: u32,
     /// The next in-order position that triggers an ACK (coalesced ACKs).
     ack_at: u32,
-    /// The position the last NACK asked for, sent at `nack_at_ps`.
+    /// The position the last NACK asked for, sent at `nack_at`.
     nack_seq: u32,
     /// Distinct packets delivered.
     delivered: u32,
@@ -24,17 +24,14 @@ pub struct RdmaReceiver {
     /// boxed, 8 B instead of an empty set's 24, as every flow keeps its receiver).
     #[allow(clippy::box_collection)]
     held: Option<Box<std::collections::BTreeSet<u32>>>,
-    /// When the last NACK was sent ([`NONE`]: none yet).
-    nack_at_ps: u64,
-    /// When the last packet arrived, once all have ([`NONE`]: not yet).
-    completed_ps: u64,
+    /// When the last NACK was sent, if one was (one word: a finished flow's receiver stays for
+    /// the rest of the run, to answer late retransmissions, so it is kept small).
+    nack_at: MaybeTime,
+    /// When the last packet arrived, once all have.
+    completed: MaybeTime,
     /// A packet since the last ACK arrived CE-marked.
     ce_pending: bool,
 }
-
-/// "Not yet" in the receiver's time fields (kept as plain words: a finished flow's receiver
-/// stays for the rest of the run, to answer late retransmissions, so it is kept small).
-const NONE: u64 = u64::MAX;
 
 impl RdmaReceiver {
     /// A receiver for a flow.
@@ -49,8 +46,8 @@ impl RdmaReceiver {
             nack_seq: 0,
             delivered: 0,
             held: None,
-            nack_at_ps: NONE,
-            completed_ps: NONE,
+            nack_at: MaybeTime::NONE,
+            completed: MaybeTime::NONE,
             ce_pending: false,
         }
     }
@@ -62,7 +59,7 @@ impl RdmaReceiver {
 
     /// When the last packet arrived, once all have.
     pub fn completed(&self) -> Option<SimTime> {
-        (self.completed_ps != NONE).then_some(SimTime(self.completed_ps))
+        self.completed.get()
     }
 
     /// A data packet arrived.
@@ -86,8 +83,8 @@ impl RdmaReceiver {
                     self.held = None;
                 }
             }
-            if self.expected == self.n_packets && self.completed_ps == NONE {
-                self.completed_ps = now.0;
+            if self.expected == self.n_packets && self.completed.is_none() {
+                self.completed = MaybeTime::at(now);
             }
             if self.expected < self.ack_at && self.expected < self.n_packets {
                 // Coalesced: this one is acknowledged by a later ACK.
@@ -102,13 +99,15 @@ impl RdmaReceiver {
             {
                 self.delivered += 1;
             }
-            let again = self.nack_at_ps != NONE
-                && self.nack_seq == self.expected
-                && now < SimTime(self.nack_at_ps) + spec.nack_interval;
+            let again = self.nack_seq == self.expected
+                && self
+                    .nack_at
+                    .get()
+                    .is_some_and(|at| now < at + spec.nack_interval);
             if again {
                 return;
             }
-            (self.nack_seq, self.nack_at_ps) = (self.expected, now.0);
+            (self.nack_seq, self.nack_at) = (self.expected, MaybeTime::at(now));
             PacketKind::Nack
         } else {
             // A duplicate: acknowledge where we are.
