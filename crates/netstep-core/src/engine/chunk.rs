@@ -4,11 +4,13 @@
 
 use super::Model;
 use super::event::{Event, EventSink};
+use super::far::{FAR_WINDOWS, Far};
 use super::lp_queue::LpQueue;
 use super::node::NodeState;
 use super::placement::Placement;
 use super::trace::HopRecord;
 use crate::telemetry::SideRecord;
+use crate::transport::TransportOut;
 use crate::units::SimTime;
 
 /// A cross-LP message: the destination's slot in its chunk, and the event.
@@ -73,7 +75,7 @@ fn run_window(
     queue: &mut LpQueue,
     (bound, batch_bound): (SimTime, SimTime),
     model: &Model,
-    out: &mut Outbox,
+    (out, scratch): (&mut Outbox, &mut TransportOut),
     placement: &Placement,
 ) {
     while let Some(event) = queue.pop_before(bound) {
@@ -83,7 +85,7 @@ fn run_window(
             placement,
             batch_bound,
         };
-        state.handle(event, model, &mut sink);
+        state.handle(event, model, &mut sink, scratch);
     }
 }
 
@@ -98,9 +100,13 @@ pub(super) struct Chunk {
     pub(super) queues: Vec<LpQueue>,
     /// Next event time per slot (`SimTime::MAX` when none).
     pub(super) next: Vec<SimTime>,
-    /// Slots with pending events (each once).
+    /// Slots with pending events due within [`FAR_WINDOWS`] windows (each once).
     pub(super) active: Vec<u32>,
-    /// Earliest `next` over `active`.
+    /// Slots with pending events further ahead ([`super::far`]).
+    far: Far,
+    /// How far past a window's bound an LP's next event must be for it to wait in `far`.
+    far_after: SimTime,
+    /// Earliest `next` over `active` and `far`.
     pub(super) min_next: SimTime,
     /// What this chunk's LPs sent in its last process phase.
     pub(super) out: Outbox,
@@ -115,11 +121,15 @@ pub(super) struct Chunk {
     /// FIFO switch ports send a window's departures as a batch
     /// ([`Model::batches_departures`]).
     pub(super) batch: bool,
+    /// What a host's transport produced while it handles an event (one buffer for all the
+    /// chunk's LPs, empty between events: a host keeps none of its own).
+    scratch: TransportOut,
 }
 
 impl Chunk {
-    /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks.
-    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize, batch: bool) -> Chunk {
+    /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks, run in windows of
+    /// `width`.
+    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize, batch: bool, width: SimTime) -> Chunk {
         let n_slots = nodes.len();
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
@@ -127,6 +137,8 @@ impl Chunk {
             queues: (0..n_slots).map(|_| LpQueue::default()).collect(),
             next: vec![SimTime::MAX; n_slots],
             active: Vec::new(),
+            far: Far::new(n_slots),
+            far_after: SimTime(width.0.saturating_mul(FAR_WINDOWS)),
             min_next: SimTime::MAX,
             out: Outbox {
                 min_out: SimTime::MAX,
@@ -138,6 +150,7 @@ impl Chunk {
             allocated: Vec::new(),
             hop_records: Vec::new(),
             batch,
+            scratch: TransportOut::default(),
         }
     }
 
@@ -149,22 +162,30 @@ impl Chunk {
         }
         let mut min_next = SimTime::MAX;
         let batch_bound = if self.batch { bound } else { SimTime::ZERO };
+        let far_from = bound.saturating_add(self.far_after);
         let Chunk {
             slots,
             queues,
             next,
             active,
+            far,
             out,
             last_event,
             hop_records,
             overflow,
+            scratch,
             ..
         } = self;
+        far.release(bound, next, active);
         // Compacts `active` in place (a plain loop: cheaper than `retain` for this closure).
         let mut kept = 0;
         for read in 0..active.len() {
             let local = active[read] as usize;
             if next[local] >= bound {
+                if next[local] >= far_from {
+                    far.park(local as u32, next[local]);
+                    continue;
+                }
                 min_next = min_next.min(next[local]);
                 active[kept] = local as u32;
                 kept += 1;
@@ -172,7 +193,14 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
-            run_window(state, queue, (bound, batch_bound), model, out, placement);
+            run_window(
+                state,
+                queue,
+                (bound, batch_bound),
+                model,
+                (out, scratch),
+                placement,
+            );
             *last_event = (*last_event).max(state.lp.last_useful);
             *overflow |= state.lp.failed();
             if !state.lp.hop_records.is_empty() {
@@ -180,14 +208,16 @@ impl Chunk {
             }
             let at = next_time(&mut *queue);
             next[local] = at;
-            if at != SimTime::MAX {
+            if at >= far_from && at != SimTime::MAX {
+                far.park(local as u32, at);
+            } else if at != SimTime::MAX {
                 min_next = min_next.min(at);
                 active[kept] = local as u32;
                 kept += 1;
             }
         }
         active.truncate(kept);
-        self.min_next = min_next;
+        self.min_next = min_next.min(far.earliest(next));
     }
 
     /// Pushes `event` into the queue of the LP in slot `local` (allocated on its first
@@ -202,6 +232,10 @@ impl Chunk {
         }
         self.queues[local].push_remote(event);
         if self.next[local] == SimTime::MAX {
+            self.active.push(local as u32);
+        } else if time < self.next[local] && self.far.holds(local as u32) {
+            // Due earlier than it waits for: back to the active list.
+            self.far.unpark(local as u32);
             self.active.push(local as u32);
         }
         if time < self.next[local] {

@@ -107,6 +107,11 @@ impl LpQueue {
     #[inline]
     fn push_small(&mut self, event: Event) {
         if let Repr::Small(q) = &mut self.repr {
+            if q.len() == q.capacity() {
+                // Doubling from one event, not from four (`Vec`'s least): most LPs of a large
+                // run hold one or two events, and each holds its buffer for the whole run.
+                q.reserve_exact(q.capacity().max(1));
+            }
             insert_sorted(q, event);
             if q.len() > TO_BIG {
                 self.become_big();

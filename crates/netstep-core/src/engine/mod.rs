@@ -10,6 +10,7 @@
 
 mod chunk;
 pub mod event;
+mod far;
 pub mod lp_queue;
 pub mod model;
 pub mod node;

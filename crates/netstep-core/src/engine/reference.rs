@@ -54,6 +54,7 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
         .collect();
     let mut last = SimTime::ZERO;
     let mut side_records = Vec::new();
+    let mut out = crate::transport::TransportOut::default();
     while let Some(Entry(event, node)) = heap.pop() {
         if end.is_some_and(|e| event.key.time >= e) {
             break;
@@ -67,6 +68,12 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
                 current: node,
                 side_records: &mut side_records,
             },
+            &mut out,
+        );
+        // The window engine shares this buffer among a chunk's LPs: nothing may stay in it.
+        assert!(
+            out.packets.is_empty() && out.timers.is_empty() && out.side.is_empty(),
+            "node {node} left transport output behind"
         );
         last = last.max(state.lp.last_useful);
         if state.lp.failed() {

@@ -115,7 +115,7 @@ impl<'m> WindowEngine<'m> {
             width,
             chunks: nodes
                 .into_iter()
-                .map(|nodes| Chunk::new(nodes, n_chunks, batch))
+                .map(|nodes| Chunk::new(nodes, n_chunks, batch, width))
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),

@@ -32,7 +32,7 @@ pub use switch::SwitchState;
 use super::event::{Event, EventSink};
 use super::model::Model;
 use crate::topology::NodeKind;
-use crate::transport::{Receiver, Sender};
+use crate::transport::{Receiver, Sender, TransportOut};
 
 /// What a node is, with the state only that kind has.
 #[derive(Clone, Debug)]
@@ -106,13 +106,20 @@ impl NodeState {
         self.host().map_or(&[], |h| &h.receivers)
     }
 
-    /// Handles one event at its time.
-    pub fn handle(&mut self, event: Event, model: &Model, sink: &mut impl EventSink) {
+    /// Handles one event at its time; a host's transports write what they produce into
+    /// `out`, a buffer the caller keeps for all its LPs (empty between events).
+    pub fn handle(
+        &mut self,
+        event: Event,
+        model: &Model,
+        sink: &mut impl EventSink,
+        out: &mut TransportOut,
+    ) {
         let now = event.key.time;
         let NodeState { lp, ports, role } = self;
         lp.counters.events += 1;
         let useful = match role {
-            Role::Host(host) => host.handle(event, lp, ports, model, sink),
+            Role::Host(host) => host.handle(event, lp, ports, model, sink, out),
             Role::Switch(switch) => switch.handle(event, lp, ports, model, sink),
         };
         if useful {

@@ -193,8 +193,9 @@ impl Recorder {
 
     /// Lets `state` handle its own events in key order until none is left before `bound`.
     pub(crate) fn run_until(&mut self, state: &mut NodeState, model: &Model, bound: SimTime) {
+        let mut out = crate::transport::TransportOut::default();
         while let Some(event) = self.pop_before(bound) {
-            state.handle(event, model, self);
+            state.handle(event, model, self, &mut out);
         }
     }
 }

@@ -35,8 +35,6 @@ pub struct HostState {
     pub waiting: BTreeMap<u32, Waiting>,
     /// The job rank running here, if any ([`crate::job`]).
     pub program: HostProgram,
-    /// What the transport being called produced (reused buffer).
-    out: TransportOut,
 }
 
 impl HostState {
@@ -49,30 +47,31 @@ impl HostState {
         ports: &mut [PortState],
         model: &Model,
         sink: &mut impl EventSink,
+        out: &mut TransportOut,
     ) -> bool {
         let now = event.key.time;
         let mut eg = Egress::new(lp, ports, model);
         match event.kind {
             EventKind::PortReady { port, .. } => {
                 eg.ready(&mut self.nic, port, now, sink);
-                self.fill_nic(&mut eg, now, sink);
+                self.fill_nic(&mut eg, now, sink, out);
                 true
             }
             EventKind::Arrive(packet) if packet.kind == PacketKind::Pause => {
                 if eg.frame_arrived(&mut self.nic, &packet, now, sink) {
-                    self.fill_nic(&mut eg, now, sink);
+                    self.fill_nic(&mut eg, now, sink, out);
                 }
                 true
             }
             EventKind::Arrive(packet) => {
-                self.receive(&mut eg, packet, now, sink);
+                self.receive(&mut eg, packet, now, sink, out);
                 true
             }
             EventKind::Timer {
                 flow, token, side, ..
-            } => self.timer(&mut eg, flow, token, side, now, sink),
+            } => self.timer(&mut eg, flow, token, side, now, sink, out),
             EventKind::FlowStart { flow } => {
-                self.flow_start(&mut eg, flow, now, sink);
+                self.flow_start(&mut eg, flow, now, sink, out);
                 true
             }
             EventKind::DependencyDone { flow, .. } => {
@@ -107,6 +106,7 @@ impl HostState {
         flow: u32,
         now: SimTime,
         sink: &mut impl EventSink,
+        out: &mut TransportOut,
     ) {
         let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
@@ -133,12 +133,12 @@ impl HostState {
             ends.base_rtt =
                 crate::flow::base_rtt(&model.net, &model.flows, flow).unwrap_or(SimTime::ZERO);
         }
-        self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, &mut self.out));
+        self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, out));
         if ends.nic_pulls {
             // The simulator's NewQp: it joins the turn order and may send at once.
             self.nic.add_qp(flow);
         }
-        self.flush_transport(eg, flow, TimerSide::Sender, now, sink);
+        self.flush_transport(eg, flow, TimerSide::Sender, now, sink, out);
     }
 
     /// A transport timer fired; returns whether it was live.
@@ -150,6 +150,7 @@ impl HostState {
         side: TimerSide,
         now: SimTime,
         sink: &mut impl EventSink,
+        out: &mut TransportOut,
     ) -> bool {
         let model = eg.model;
         let spec = &model.flows.flows[flow as usize];
@@ -157,7 +158,7 @@ impl HostState {
             TimerSide::Nic => {
                 let mut qps = QueuePairs {
                     senders: &mut self.senders,
-                    out: &mut self.out,
+                    out,
                 };
                 self.nic.woke(eg, &mut qps, now, sink);
                 return true;
@@ -166,7 +167,7 @@ impl HostState {
                 let slot = model.flows.src_slot[flow as usize] as usize;
                 match self.senders.get_mut(slot) {
                     Some(Some(sender)) => {
-                        sender.on_timer(&spec.transport, token, now, &mut self.out)
+                        sender.on_timer(&spec.transport, token, now, out)
                     }
                     _ => false,
                 }
@@ -175,13 +176,13 @@ impl HostState {
                 let slot = model.flows.dst_slot[flow as usize] as usize;
                 match self.receivers.get_mut(slot) {
                     Some(Some(receiver)) => {
-                        receiver.on_timer(&spec.transport, token, now, &mut self.out)
+                        receiver.on_timer(&spec.transport, token, now, out)
                     }
                     _ => false,
                 }
             }
         };
-        self.flush_transport(eg, flow, side, now, sink);
+        self.flush_transport(eg, flow, side, now, sink, out);
         live
     }
 
@@ -192,6 +193,7 @@ impl HostState {
         packet: Packet,
         now: SimTime,
         sink: &mut impl EventSink,
+        out: &mut TransportOut,
     ) {
         if packet.dst != eg.lp.node {
             eg.lp.counters.misrouted += 1;
@@ -228,7 +230,7 @@ impl HostState {
                 let job_flow = model.job.as_ref().is_some_and(|j| j.owns(packet.flow));
                 let awaited = (job_flow || !model.flows.dependents(packet.flow).is_empty())
                     && receiver.outcome().1.is_none();
-                receiver.on_data(&spec.transport, &packet, now, &mut self.out);
+                receiver.on_data(&spec.transport, &packet, now, out);
                 if awaited && receiver.outcome().1.is_some() {
                     Self::notify_dependents(eg.lp, model, packet.flow, now, sink);
                     if job_flow {
@@ -236,7 +238,7 @@ impl HostState {
                     }
                 }
                 if let Some(stack) = eg.lp.side_record_take(&packet) {
-                    self.echo_telemetry(eg.lp, stack);
+                    Self::echo_telemetry(eg.lp, stack, out);
                 }
                 TimerSide::Receiver
             }
@@ -249,7 +251,7 @@ impl HostState {
                         &packet,
                         side.as_deref(),
                         now,
-                        &mut self.out,
+                        out,
                     );
                 }
                 TimerSide::Sender
@@ -257,15 +259,15 @@ impl HostState {
             // PAUSE frames are handled before (`handle`); nothing else is link-level.
             PacketKind::Pause => unreachable!("PFC frames are applied by the port"),
         };
-        self.flush_transport(eg, packet.flow, side, now, sink);
+        self.flush_transport(eg, packet.flow, side, now, sink, out);
     }
 
     /// The receiver answered a telemetry packet: its first feedback packet (ACK or NACK)
     /// carries the stack back to the sender (HPCC's ACK copies the data packet's INT header).
     /// With no feedback (a coalesced ACK, a NACK held back), the stack is discarded.
     #[inline(never)]
-    fn echo_telemetry(&mut self, lp: &mut Lp, stack: Box<SideRecord>) {
-        if let Some(feedback) = self.out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
+    fn echo_telemetry(lp: &mut Lp, stack: Box<SideRecord>, out: &mut TransportOut) {
+        if let Some(feedback) = out.packets.iter_mut().find(|p| p.kind.is_feedback()) {
             feedback.set(Packet::SIDE_RECORD, true);
             lp.side_record_in(feedback.id(), stack);
         }
@@ -280,16 +282,17 @@ impl HostState {
         side: TimerSide,
         now: SimTime,
         sink: &mut impl EventSink,
+        out: &mut TransportOut,
     ) {
-        let had_packets = !self.out.packets.is_empty();
-        for (index, record) in self.out.side.drain(..) {
-            let packet = &mut self.out.packets[index];
+        let had_packets = !out.packets.is_empty();
+        for (index, record) in out.side.drain(..) {
+            let packet = &mut out.packets[index];
             packet.set(Packet::SIDE_RECORD, true);
             eg.lp.side_record_in(packet.id(), record);
         }
-        if had_packets || !self.out.timers.is_empty() {
+        if had_packets || !out.timers.is_empty() {
             eg.lp
-                .schedule_timers(flow, side, &mut self.out.timers, now, sink);
+                .schedule_timers(flow, side, &mut out.timers, now, sink);
             let model = eg.model;
             let spec = &model.flows.flows[flow as usize];
             let socket = match side {
@@ -298,12 +301,12 @@ impl HostState {
                 TimerSide::Nic => unreachable!("the NIC's wake-ups run no transport"),
             };
             self.nic
-                .send(eg, socket, spec, &mut self.out.packets, now, sink);
+                .send(eg, socket, spec, &mut out.packets, now, sink);
         }
         // A pulling NIC looks again after any transport call (an ACK may have opened a
         // window, a rate moved); the others when packets came.
         if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
-            self.fill_nic(eg, now, sink);
+            self.fill_nic(eg, now, sink, out);
         }
         // A sender that is done keeps only its counters (a run keeps no state per finished
         // flow beyond its outcome).
@@ -322,10 +325,16 @@ impl HostState {
 
     /// Lets the NIC admit (or pull) what fits now.
     #[inline]
-    fn fill_nic(&mut self, eg: &mut Egress<'_>, now: SimTime, sink: &mut impl EventSink) {
+    fn fill_nic(
+        &mut self,
+        eg: &mut Egress<'_>,
+        now: SimTime,
+        sink: &mut impl EventSink,
+        out: &mut TransportOut,
+    ) {
         let mut qps = QueuePairs {
             senders: &mut self.senders,
-            out: &mut self.out,
+            out,
         };
         self.nic.fill(eg, &mut qps, now, sink);
     }

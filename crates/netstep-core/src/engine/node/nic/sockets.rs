@@ -22,8 +22,9 @@ impl Socket {
     pub const fn receiver(slot: u32) -> Socket {
         Socket((slot << 1) | 1)
     }
-    fn index(self) -> usize {
-        self.0 as usize
+    /// Which side (0 sending, 1 receiving), and the slot.
+    fn at(self) -> (usize, usize) {
+        ((self.0 & 1) as usize, (self.0 >> 1) as usize)
     }
 }
 
@@ -38,7 +39,8 @@ struct SocketState {
 /// Socket queues, the scheduler and the budgets of one host.
 #[derive(Clone, Debug, Default)]
 pub struct HostNic {
-    sockets: Vec<SocketState>,
+    /// The sending sockets by source slot, and the receiving ones by destination slot.
+    sockets: [Vec<SocketState>; 2],
     /// Round robin: sockets that have pending packets and room, in turn order.
     ring: VecDeque<Socket>,
     /// FIFO: sockets in the order their pending packets were produced (one entry per packet).
@@ -54,12 +56,25 @@ pub struct HostNic {
 }
 
 impl HostNic {
+    /// Socket `s`, made on first use. The vectors double from the first slot used, not from
+    /// four sockets (`Vec`'s least): a host of a large fan-in sends one flow.
     fn socket(&mut self, s: Socket) -> &mut SocketState {
-        if self.sockets.len() <= s.index() {
-            self.sockets
-                .resize_with(s.index() + 1, SocketState::default);
+        let (side, slot) = s.at();
+        let sockets = &mut self.sockets[side];
+        if sockets.len() <= slot {
+            if slot >= sockets.capacity() {
+                let room = (slot + 1).max(2 * sockets.capacity());
+                sockets.reserve_exact(room - sockets.len());
+            }
+            sockets.resize_with(slot + 1, SocketState::default);
         }
-        &mut self.sockets[s.index()]
+        &mut sockets[slot]
+    }
+
+    /// Socket `s`, which exists.
+    fn get(&mut self, s: Socket) -> &mut SocketState {
+        let (side, slot) = s.at();
+        &mut self.sockets[side][slot]
     }
 
     /// A transport hands `packet` to socket `s`.
@@ -136,33 +151,33 @@ impl HostNic {
             NicScheduler::Pull => None,
             NicScheduler::Fifo => {
                 let &s = self.fifo.front()?;
-                let packet = *self.sockets[s.index()].pending.front().expect("queued");
+                let packet = *self.get(s).pending.front().expect("queued");
                 if !self.nic_has_room(&packet, config) {
                     return None;
                 }
                 self.fifo.pop_front();
-                self.sockets[s.index()].pending.pop_front();
+                self.get(s).pending.pop_front();
                 Some(self.charge(s, packet))
             }
             NicScheduler::RoundRobin => loop {
                 let &s = self.ring.front()?;
-                let state = &self.sockets[s.index()];
+                let state = self.get(s);
                 let Some(&packet) = state.pending.front() else {
                     self.ring.pop_front();
-                    self.sockets[s.index()].in_ring = false;
+                    self.get(s).in_ring = false;
                     continue;
                 };
                 if !Self::socket_has_room(state, &packet, config) {
                     // Blocked until one of its packets leaves the NIC.
                     self.ring.pop_front();
-                    self.sockets[s.index()].in_ring = false;
+                    self.get(s).in_ring = false;
                     continue;
                 }
                 if !self.nic_has_room(&packet, config) {
                     return None;
                 }
                 self.ring.pop_front();
-                let state = &mut self.sockets[s.index()];
+                let state = self.get(s);
                 state.pending.pop_front();
                 if state.pending.is_empty() {
                     state.in_ring = false;
@@ -179,7 +194,7 @@ impl HostNic {
         self.pending_packets -= 1;
         self.in_nic_packets += 1;
         self.in_nic_bytes += size;
-        let state = &mut self.sockets[s.index()];
+        let state = self.get(s);
         state.in_nic_packets += 1;
         state.in_nic_bytes += size;
         (s, packet)
@@ -195,7 +210,7 @@ impl HostNic {
         let size = packet.size_bytes as u64;
         self.in_nic_packets -= 1;
         self.in_nic_bytes -= size;
-        let state = &mut self.sockets[s.index()];
+        let state = self.get(s);
         state.in_nic_packets -= 1;
         state.in_nic_bytes -= size;
         if config.scheduler == NicScheduler::RoundRobin
