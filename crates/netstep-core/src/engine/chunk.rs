@@ -163,6 +163,7 @@ impl Chunk {
         let mut min_next = SimTime::MAX;
         let batch_bound = if self.batch { bound } else { SimTime::ZERO };
         let far_from = bound.saturating_add(self.far_after);
+        let tracing = model.trace.packet_hops.is_some();
         let Chunk {
             slots,
             queues,
@@ -203,8 +204,11 @@ impl Chunk {
             );
             *last_event = (*last_event).max(state.lp.last_useful);
             *overflow |= state.lp.failed();
-            if !state.lp.hop_records.is_empty() {
-                hop_records.append(&mut state.lp.hop_records);
+            if tracing
+                && let Some(rare) = state.lp.rare.as_mut()
+                && !rare.hop_records.is_empty()
+            {
+                hop_records.append(&mut rare.hop_records);
             }
             let at = next_time(&mut *queue);
             next[local] = at;

@@ -5,7 +5,9 @@
 //! with its retransmission timer set a second ahead, while a fan-in drains over hundreds of
 //! thousands of windows) would pay it for every such LP in every window. So an LP whose next
 //! event is at least [`FAR_WINDOWS`] windows past the current bound leaves the active list for
-//! this heap, keyed by that time, and returns to the list in the window it falls due in (or as
+//! this heap (a push and a pop cost about as much as a few dozen skipped visits, so only an LP
+//! that would be skipped for hundreds of windows goes there: an open-loop sender's next packet
+//! a few dozen windows ahead stays on the list), keyed by that time, and returns to the list in the window it falls due in (or as
 //! soon as an earlier event is delivered to it). Which LPs run in a window, and in what order
 //! a chunk runs them, never changes a result (each LP's events run in key order, and a
 //! window's messages are sorted by key on delivery), so the heap only saves visits.
@@ -17,7 +19,7 @@ use crate::units::SimTime;
 
 /// An LP waits in the far heap when its next event is at least this many windows past the
 /// current window's bound.
-pub(super) const FAR_WINDOWS: u64 = 32;
+pub(super) const FAR_WINDOWS: u64 = 256;
 
 /// The far heap of one chunk: `(next event time, slot)`, earliest first, with lazy deletion
 /// (an entry is current only while its slot is marked far and its time is the slot's next).

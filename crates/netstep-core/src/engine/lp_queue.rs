@@ -3,8 +3,10 @@
 //! Most LPs hold a handful of events (on the Days baseline 45 % of pops find one event, 89 %
 //! at most three), and a new event is usually the latest or earlier than only a few (a
 //! pending timer, a port's wake-up). So while it is small the queue is a vector sorted latest
-//! first: a pop takes the last element, a push steps over the few later events from the front
-//! and inserts there (a short move).
+//! first: a pop takes the last element, a push steps over the later events from the front and
+//! inserts there, moving the earlier ones up by one. (At a switch a push lands anywhere: on an
+//! m3 mix a push finds eight events on average and steps over half of them; a ring buffer
+//! sorted earliest first, measured 2026-11-28, moved no fewer and cost 9 % more instructions.)
 //!
 //! Past [`TO_BIG`] events (a switch with hundreds of packets in flight towards it, a host with
 //! many flows' timers) the queue keeps its events by where they come from, each the way it

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::RunError;
 use super::model::Model;
-use super::node::{Delivery, NodeCounters, NodeState, PortState};
+use super::node::{Delivery, LpRare, NodeCounters, NodeState, PortState};
 use crate::flow::{FlowOutcome, FlowOutcomes};
 use crate::units::SimTime;
 
@@ -113,6 +113,7 @@ pub(crate) fn collect_output<'a>(
     let mut stuck = Vec::new();
     let mut by_node: Vec<&NodeState> = states.collect();
     by_node.sort_by_key(|s| s.node());
+    let no_rare = LpRare::default();
     for state in &by_node {
         let lp = &state.lp;
         counters.events += lp.counters.events;
@@ -120,7 +121,8 @@ pub(crate) fn collect_output<'a>(
         counters.drops += lp.counters.drops;
         counters.misrouted += lp.counters.misrouted;
         counters.batched += lp.counters.batched;
-        deliveries.extend_from_slice(&lp.deliveries);
+        let rare = lp.rare().unwrap_or(&no_rare);
+        deliveries.extend_from_slice(&rare.deliveries);
         if let Some(switch) = state.switch() {
             pfc_events.extend_from_slice(&switch.pfc_events);
             pfc_headroom_exceeded += switch.pfc.as_ref().map_or(0, |p| p.headroom_exceeded);
@@ -131,10 +133,10 @@ pub(crate) fn collect_output<'a>(
                 stuck.push((lp.node, peer));
             }
         }
-        for (&flow, &count) in &lp.flow_drops {
+        for (&flow, &count) in &rare.flow_drops {
             *drops.entry(flow).or_insert(0) += count;
         }
-        for (&flow, &count) in &lp.flow_marks {
+        for (&flow, &count) in &rare.flow_marks {
             marks[flow as usize] += count;
         }
         for (local, port) in state.ports.iter().enumerate() {
@@ -213,7 +215,7 @@ fn job_outcome(job: &crate::job::JobSpec, by_node: &[&NodeState]) -> Vec<RankOut
                 .binary_search_by_key(&host, |s| s.node())
                 .ok()
                 .and_then(|i| by_node[i].host())
-                .and_then(|h| h.program.walker.as_deref());
+                .and_then(|h| h.program.as_ref()?.walker.as_deref());
             RankOutcome {
                 rank,
                 host,
@@ -251,14 +253,14 @@ pub(crate) fn overflow_error<'a>(
     let states: Vec<&NodeState> = states.collect();
     if let Some((node, at)) = states
         .iter()
-        .filter_map(|s| s.lp.overflow.map(|at| (s.node(), at)))
+        .filter_map(|s| s.lp.rare()?.overflow.map(|at| (s.node(), at)))
         .min()
     {
         return Err(RunError::TimeOverflow { node, at_ps: at.0 });
     }
     match states
         .iter()
-        .filter_map(|s| s.lp.telemetry_overflow.map(|flow| (s.node(), flow)))
+        .filter_map(|s| s.lp.rare()?.telemetry_overflow.map(|flow| (s.node(), flow)))
         .min()
     {
         Some((node, flow)) => Err(RunError::TelemetryOverflow { flow, node }),

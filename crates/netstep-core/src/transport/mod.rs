@@ -334,7 +334,7 @@ impl Sender {
                 fast_retransmits: s.fast_retransmits,
                 timeouts: s.retries.timeouts,
                 failure: s.failure,
-                handshake: s.handshake_done,
+                handshake: s.handshake_done.get(),
             },
             Sender::Rdma(s) => SenderCounters {
                 packets_sent: s.packets_sent,

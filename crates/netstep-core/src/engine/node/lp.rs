@@ -57,6 +57,22 @@ pub struct Lp {
     next_seq: u64,
     /// Counters.
     pub counters: NodeCounters,
+    /// This LP must stop the run ([`LpRare::overflow`] or [`LpRare::telemetry_overflow`] is
+    /// set): read after every LP run, so kept here rather than behind `rare`.
+    failed: bool,
+    /// Time of the last event that did something (not a stale or cancelled timer).
+    pub last_useful: SimTime,
+    /// Side records of the packets this LP holds (allocated on first use).
+    pub side_records: Option<Box<SideTable>>,
+    /// What most LPs of a large run never keep (allocated on first use: a host of a
+    /// million-host fan-in holds one word for it).
+    pub rare: Option<Box<LpRare>>,
+}
+
+/// The part of an LP's bookkeeping that few LPs use: per-flow drops and marks, deliveries,
+/// hop records, overflows.
+#[derive(Clone, Debug, Default)]
+pub struct LpRare {
     /// Drops per flow at this node.
     pub flow_drops: BTreeMap<u32, u64>,
     /// Marks (ECN CE or DECbit) per flow at this node.
@@ -65,13 +81,9 @@ pub struct Lp {
     pub deliveries: Vec<Delivery>,
     /// Hop records of the current window (packet tracing only).
     pub hop_records: Vec<HopRecord>,
-    /// Time of the last event that did something (not a stale or cancelled timer).
-    pub last_useful: SimTime,
     /// The first event this LP tried to schedule past [`MAX_EVENT_TIME`], if any: the run
     /// stops with an error.
     pub overflow: Option<SimTime>,
-    /// Side records of the packets this LP holds (allocated on first use).
-    pub side_records: Option<Box<SideTable>>,
     /// The flow of the first packet that crossed more switches here than its telemetry stack
     /// holds, if any: the run stops with an error.
     pub telemetry_overflow: Option<u32>,
@@ -84,15 +96,23 @@ impl Lp {
             node,
             next_seq: 0,
             counters: NodeCounters::default(),
-            flow_drops: BTreeMap::new(),
-            flow_marks: BTreeMap::new(),
-            deliveries: Vec::new(),
-            hop_records: Vec::new(),
+            failed: false,
             last_useful: SimTime::ZERO,
-            overflow: None,
             side_records: None,
-            telemetry_overflow: None,
+            rare: None,
         }
+    }
+
+    /// The rarely used bookkeeping, allocated on first use.
+    #[inline]
+    pub fn rare_mut(&mut self) -> &mut LpRare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// The rarely used bookkeeping, if this LP has any.
+    #[inline]
+    pub fn rare(&self) -> Option<&LpRare> {
+        self.rare.as_deref()
     }
 
     /// Stores the side record of a packet that is arriving here.
@@ -115,17 +135,25 @@ impl Lp {
     /// True when this LP must stop the run (an unschedulable time, a telemetry overflow).
     #[inline]
     pub fn failed(&self) -> bool {
-        self.overflow.is_some() || self.telemetry_overflow.is_some()
+        self.failed
     }
 
     /// Records `at` as this LP's first unschedulable time (the run stops with an error).
     #[inline]
     pub(super) fn overflowed(&mut self, at: SimTime) {
-        self.overflow.get_or_insert(at);
+        self.failed = true;
+        self.rare_mut().overflow.get_or_insert(at);
+    }
+
+    /// Records the first flow whose packet found its telemetry stack full here (the run
+    /// stops with an error).
+    pub(super) fn telemetry_overflowed(&mut self, flow: u32) {
+        self.failed = true;
+        self.rare_mut().telemetry_overflow.get_or_insert(flow);
     }
 
     /// Schedules an event for this LP at `at` (created `now`); an event past
-    /// [`MAX_EVENT_TIME`] is not scheduled but recorded in [`Lp::overflow`].
+    /// [`MAX_EVENT_TIME`] is not scheduled but recorded in [`LpRare::overflow`].
     #[inline]
     pub(super) fn schedule_local(
         &mut self,
@@ -181,7 +209,7 @@ impl Lp {
     pub(super) fn count_drop(&mut self, flow: Option<u32>) {
         self.counters.drops += 1;
         if let Some(flow) = flow {
-            *self.flow_drops.entry(flow).or_insert(0) += 1;
+            *self.rare_mut().flow_drops.entry(flow).or_insert(0) += 1;
         }
     }
 
@@ -205,15 +233,28 @@ impl Lp {
         transmitted: Option<(u64, u64)>,
         drop: Option<DropReason>,
     ) {
-        if !entry.traced {
-            return;
+        if entry.traced {
+            self.push_hop(entry, port, transmitted, drop);
         }
+    }
+
+    /// [`Lp::record_hop`] for a traced hop (out of line: most hops are not traced).
+    #[cold]
+    #[inline(never)]
+    fn push_hop(
+        &mut self,
+        entry: &Entry,
+        port: u32,
+        transmitted: Option<(u64, u64)>,
+        drop: Option<DropReason>,
+    ) {
         let packet = &entry.packet;
-        self.hop_records.push(HopRecord {
+        let node = self.node;
+        self.rare_mut().hop_records.push(HopRecord {
             packet_id: packet.id(),
             flow: packet.flow,
             hop: packet.hop as u16,
-            node: self.node,
+            node,
             port,
             kind: packet.kind,
             seq: packet.seq,

@@ -24,7 +24,7 @@ mod testkit;
 mod tests;
 
 pub use host::{HostState, Waiting};
-pub use lp::{Delivery, Lp, NodeCounters};
+pub use lp::{Delivery, Lp, LpRare, NodeCounters};
 pub use nic::Nic;
 pub use port::{PortCold, PortState};
 pub use switch::SwitchState;

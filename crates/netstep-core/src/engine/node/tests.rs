@@ -42,7 +42,12 @@ fn a_switch_pauses_the_upstream_past_xoff_and_resumes_it_at_xon() {
     for n in 0..4 {
         let mut packet = data(7, n, 0, 1000, 3);
         packet.ingress = 1;
-        switch.handle(arrival(n as u64, packet), &model, &mut rec, &mut Default::default());
+        switch.handle(
+            arrival(n as u64, packet),
+            &model,
+            &mut rec,
+            &mut Default::default(),
+        );
     }
     // The first left at once (never counted); the next three wait (beyond the port's
     // 1,500-byte buffer: lossless packets are not dropped), and the last of them pushed the
@@ -100,13 +105,29 @@ fn a_host_delivers_its_flows_packets_and_counts_strangers_as_misrouted() {
     let mut rec = Recorder::default();
     let mut packet = data(0, 0, 0, 1000, 0);
     packet.sent_ps = 5;
-    host.handle(arrival(2_000_000, packet), &model, &mut rec, &mut Default::default());
+    host.handle(
+        arrival(2_000_000, packet),
+        &model,
+        &mut rec,
+        &mut Default::default(),
+    );
     // Addressed to host 1: not delivered here.
-    host.handle(arrival(2_100_000, data(0, 1, 1, 1000, 0)), &model, &mut rec, &mut Default::default());
-    host.handle(arrival(2_800_000, data(0, 1, 0, 1000, 0)), &model, &mut rec, &mut Default::default());
+    host.handle(
+        arrival(2_100_000, data(0, 1, 1, 1000, 0)),
+        &model,
+        &mut rec,
+        &mut Default::default(),
+    );
+    host.handle(
+        arrival(2_800_000, data(0, 1, 0, 1000, 0)),
+        &model,
+        &mut rec,
+        &mut Default::default(),
+    );
     assert_eq!(host.lp.counters.misrouted, 1);
     let delivered: Vec<(u64, u32, u64)> = host
         .lp
+        .rare_mut()
         .deliveries
         .iter()
         .map(|d| (d.arrived_ps, d.number, d.sent_ps))

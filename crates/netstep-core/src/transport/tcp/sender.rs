@@ -25,7 +25,7 @@ use crate::telemetry::SideRecord;
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
 use crate::transport::timer::{Retries, RtoTimer, TimerToken};
 use crate::transport::{FailureReason, FlowEnds, TransportOut};
-use crate::units::SimTime;
+use crate::units::{MaybeTime, SimTime};
 
 /// Timer kinds ([`TimerToken`]).
 const RTO_TIMER: u32 = 0;
@@ -69,12 +69,13 @@ pub struct TcpSender {
     rates: Option<Box<RateState>>,
     /// Karn's rule's send history (`rtt_sampling = "karn"` only).
     karn: Option<Box<KarnHistory>>,
-    /// PRR's state while fast recovery lasts (`recovery = "prr"` or `"prr_ns3"` only).
-    prr: Option<Prr>,
+    /// PRR's state while fast recovery lasts (`recovery = "prr"` or `"prr_ns3"` only; boxed,
+    /// like the rest of what few senders use, so a sender in flight stays small).
+    prr: Option<Box<Prr>>,
     /// The SYN waiting for its SYN-ACK (`handshake = true`).
-    opening: Option<Opening>,
+    opening: Option<Box<Opening>>,
     /// When the SYN-ACK arrived.
-    pub handshake_done: Option<SimTime>,
+    pub handshake_done: MaybeTime,
 }
 
 impl TcpSender {
@@ -115,10 +116,11 @@ impl TcpSender {
             karn: (spec.rtt_sampling == RttSampling::Karn).then(Box::default),
             prr: None,
             opening: None,
-            handshake_done: None,
+            handshake_done: MaybeTime::NONE,
         };
         if spec.handshake {
-            s.opening = Some(Opening::start(spec, &s.ends, &mut s.number, now, out));
+            let opening = Opening::start(spec, &s.ends, &mut s.number, now, out);
+            s.opening = Some(Box::new(opening));
         } else {
             s.send_available(spec, now, out);
         }
@@ -134,7 +136,7 @@ impl TcpSender {
     /// control's.
     fn window(&self) -> f64 {
         self.prr
-            .as_ref()
+            .as_deref()
             .map_or_else(|| self.cc.cwnd(), Prr::window)
     }
 
@@ -299,7 +301,7 @@ impl TcpSender {
         let Some(opening) = self.opening.take() else {
             return;
         };
-        self.handshake_done = Some(now);
+        self.handshake_done = MaybeTime::at(now);
         // With timestamps the echo of the SYN answered; without (Karn's rule) ns-3 measures
         // from the first SYN, retransmitted or not.
         let from = match self.karn {
@@ -355,7 +357,7 @@ impl TcpSender {
                     mss: spec.mss_bytes,
                 },
             );
-            self.prr = Some(prr);
+            self.prr = Some(Box::new(prr));
         }
         self.emit(spec, self.snd_una, now, out);
         if self.scoreboard.is_none() {

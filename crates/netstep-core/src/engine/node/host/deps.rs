@@ -35,7 +35,8 @@ impl HostState {
         let sender = self.senders.get(slot).is_some_and(Option::is_some);
         if job.is_some_and(|j| j.owns(flow)) {
             // Released by the rank's walker: when its start event ran.
-            return (sender.then(|| self.program.starts[slot]), None);
+            let started = sender.then(|| self.program.as_ref().map(|p| p.starts[slot]));
+            return (started.flatten(), None);
         }
         if spec.after.is_none() {
             return (sender.then_some(spec.start), None);

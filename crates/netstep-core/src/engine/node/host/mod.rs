@@ -33,8 +33,9 @@ pub struct HostState {
     pub receivers: Vec<Option<Receiver>>,
     /// Flows sourced here that wait for other flows and have heard of one finishing.
     pub waiting: BTreeMap<u32, Waiting>,
-    /// The job rank running here, if any ([`crate::job`]).
-    pub program: HostProgram,
+    /// The job rank running here, if any ([`crate::job`]): allocated by its first call, so a
+    /// host of a run without a job keeps one word for it.
+    pub program: Option<Box<HostProgram>>,
 }
 
 impl HostState {
@@ -69,7 +70,7 @@ impl HostState {
             }
             EventKind::Timer {
                 flow, token, side, ..
-            } => self.timer(&mut eg, flow, token, side, now, sink, out),
+            } => self.timer(&mut eg, (flow, token, side), now, sink, out),
             EventKind::FlowStart { flow } => {
                 self.flow_start(&mut eg, flow, now, sink, out);
                 true
@@ -141,13 +142,12 @@ impl HostState {
         self.flush_transport(eg, flow, TimerSide::Sender, now, sink, out);
     }
 
-    /// A transport timer fired; returns whether it was live.
+    /// A transport timer (of `flow`, with `token`, on `side`) fired; returns whether it was
+    /// live.
     fn timer(
         &mut self,
         eg: &mut Egress<'_>,
-        flow: u32,
-        token: u32,
-        side: TimerSide,
+        (flow, token, side): (u32, u32, TimerSide),
         now: SimTime,
         sink: &mut impl EventSink,
         out: &mut TransportOut,
@@ -166,18 +166,14 @@ impl HostState {
             TimerSide::Sender => {
                 let slot = model.flows.src_slot[flow as usize] as usize;
                 match self.senders.get_mut(slot) {
-                    Some(Some(sender)) => {
-                        sender.on_timer(&spec.transport, token, now, out)
-                    }
+                    Some(Some(sender)) => sender.on_timer(&spec.transport, token, now, out),
                     _ => false,
                 }
             }
             TimerSide::Receiver => {
                 let slot = model.flows.dst_slot[flow as usize] as usize;
                 match self.receivers.get_mut(slot) {
-                    Some(Some(receiver)) => {
-                        receiver.on_timer(&spec.transport, token, now, out)
-                    }
+                    Some(Some(receiver)) => receiver.on_timer(&spec.transport, token, now, out),
                     _ => false,
                 }
             }
@@ -207,7 +203,7 @@ impl HostState {
             PacketKind::Data => {
                 // A SYN opens a connection; it delivers no data.
                 if model.record_deliveries && !packet.has(Packet::SYN) {
-                    eg.lp.deliveries.push(Delivery {
+                    eg.lp.rare_mut().deliveries.push(Delivery {
                         arrived_ps: now.0,
                         flow: packet.flow,
                         number: packet.number,
@@ -246,13 +242,7 @@ impl HostState {
                 let side = eg.lp.side_record_take(&packet);
                 let slot = model.flows.src_slot[flow] as usize;
                 if let Some(Some(sender)) = self.senders.get_mut(slot) {
-                    sender.on_feedback(
-                        &spec.transport,
-                        &packet,
-                        side.as_deref(),
-                        now,
-                        out,
-                    );
+                    sender.on_feedback(&spec.transport, &packet, side.as_deref(), now, out);
                 }
                 TimerSide::Sender
             }
@@ -300,8 +290,7 @@ impl HostState {
                 TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
                 TimerSide::Nic => unreachable!("the NIC's wake-ups run no transport"),
             };
-            self.nic
-                .send(eg, socket, spec, &mut out.packets, now, sink);
+            self.nic.send(eg, socket, spec, &mut out.packets, now, sink);
         }
         // A pulling NIC looks again after any transport call (an ACK may have opened a
         // window, a rate moved); the others when packets came.

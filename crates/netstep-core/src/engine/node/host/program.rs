@@ -74,7 +74,7 @@ impl HostState {
         let Some(job) = model.job.as_deref() else {
             return;
         };
-        let program = &mut self.program;
+        let program = self.program.get_or_insert_with(Box::default);
         let mut actions = std::mem::take(&mut program.actions);
         if let Some(walker) = program.walker(job, lp.node) {
             match call {
@@ -89,7 +89,7 @@ impl HostState {
 
     /// Records the start of job flow `flow` (source slot `slot`) at `now`.
     pub(super) fn job_flow_started(&mut self, all: u32, slot: u32, now: SimTime) {
-        let starts = &mut self.program.starts;
+        let starts = &mut self.program.get_or_insert_with(Box::default).starts;
         if starts.len() <= slot as usize {
             starts.resize(all.max(slot + 1) as usize, SimTime::ZERO);
         }

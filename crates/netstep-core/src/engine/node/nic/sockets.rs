@@ -41,10 +41,10 @@ struct SocketState {
 pub struct HostNic {
     /// The sending sockets by source slot, and the receiving ones by destination slot.
     sockets: [Vec<SocketState>; 2],
-    /// Round robin: sockets that have pending packets and room, in turn order.
-    ring: VecDeque<Socket>,
-    /// FIFO: sockets in the order their pending packets were produced (one entry per packet).
-    fifo: VecDeque<Socket>,
+    /// Whose turn is next, by the NIC's one scheduler. Round robin: the sockets that have
+    /// pending packets and room, in turn order. FIFO: sockets in the order their pending
+    /// packets were produced (one entry per packet).
+    turns: VecDeque<Socket>,
     in_nic_packets: u32,
     in_nic_bytes: u64,
     /// The pulling NIC's queue pairs and feedback queue.
@@ -58,20 +58,28 @@ pub struct HostNic {
 impl HostNic {
     /// Socket `s`, made on first use. The vectors double from the first slot used, not from
     /// four sockets (`Vec`'s least): a host of a large fan-in sends one flow.
+    #[inline]
     fn socket(&mut self, s: Socket) -> &mut SocketState {
         let (side, slot) = s.at();
-        let sockets = &mut self.sockets[side];
-        if sockets.len() <= slot {
-            if slot >= sockets.capacity() {
-                let room = (slot + 1).max(2 * sockets.capacity());
-                sockets.reserve_exact(room - sockets.len());
-            }
-            sockets.resize_with(slot + 1, SocketState::default);
+        if self.sockets[side].len() <= slot {
+            Self::make_room(&mut self.sockets[side], slot);
         }
-        &mut sockets[slot]
+        &mut self.sockets[side][slot]
+    }
+
+    /// Makes sockets up to `slot`.
+    #[cold]
+    #[inline(never)]
+    fn make_room(sockets: &mut Vec<SocketState>, slot: usize) {
+        if slot >= sockets.capacity() {
+            let room = (slot + 1).max(2 * sockets.capacity());
+            sockets.reserve_exact(room - sockets.len());
+        }
+        sockets.resize_with(slot + 1, SocketState::default);
     }
 
     /// Socket `s`, which exists.
+    #[inline]
     fn get(&mut self, s: Socket) -> &mut SocketState {
         let (side, slot) = s.at();
         &mut self.sockets[side][slot]
@@ -93,10 +101,10 @@ impl HostNic {
             NicScheduler::RoundRobin => {
                 if !state.in_ring && Self::socket_has_room(state, &packet, config) {
                     state.in_ring = true;
-                    self.ring.push_back(s);
+                    self.turns.push_back(s);
                 }
             }
-            NicScheduler::Fifo => self.fifo.push_back(s),
+            NicScheduler::Fifo => self.turns.push_back(s),
             NicScheduler::Pull => unreachable!("handled above"),
         }
     }
@@ -150,39 +158,39 @@ impl HostNic {
             // [`HostNic::select_qp`].
             NicScheduler::Pull => None,
             NicScheduler::Fifo => {
-                let &s = self.fifo.front()?;
+                let &s = self.turns.front()?;
                 let packet = *self.get(s).pending.front().expect("queued");
                 if !self.nic_has_room(&packet, config) {
                     return None;
                 }
-                self.fifo.pop_front();
+                self.turns.pop_front();
                 self.get(s).pending.pop_front();
                 Some(self.charge(s, packet))
             }
             NicScheduler::RoundRobin => loop {
-                let &s = self.ring.front()?;
+                let &s = self.turns.front()?;
                 let state = self.get(s);
                 let Some(&packet) = state.pending.front() else {
-                    self.ring.pop_front();
+                    self.turns.pop_front();
                     self.get(s).in_ring = false;
                     continue;
                 };
                 if !Self::socket_has_room(state, &packet, config) {
                     // Blocked until one of its packets leaves the NIC.
-                    self.ring.pop_front();
+                    self.turns.pop_front();
                     self.get(s).in_ring = false;
                     continue;
                 }
                 if !self.nic_has_room(&packet, config) {
                     return None;
                 }
-                self.ring.pop_front();
+                self.turns.pop_front();
                 let state = self.get(s);
                 state.pending.pop_front();
                 if state.pending.is_empty() {
                     state.in_ring = false;
                 } else {
-                    self.ring.push_back(s);
+                    self.turns.push_back(s);
                 }
                 return Some(self.charge(s, packet));
             },
@@ -219,7 +227,7 @@ impl HostNic {
             && Self::socket_has_room(state, next, config)
         {
             state.in_ring = true;
-            self.ring.push_back(s);
+            self.turns.push_back(s);
         }
     }
 }

@@ -45,7 +45,7 @@ use shaper::Gate;
 #[inline]
 fn count_mark(cold: &mut state::PortCold, lp: &mut Lp, flow: u32) {
     cold.ecn_marks += 1;
-    *lp.flow_marks.entry(flow).or_insert(0) += 1;
+    *lp.rare_mut().flow_marks.entry(flow).or_insert(0) += 1;
 }
 
 /// The egress side of one node while it handles an event: its ports and the LP bookkeeping

@@ -196,6 +196,7 @@ fn the_shared_buffer_lowers_each_ports_limit_by_what_all_ports_hold() {
     let drops: Vec<(u32, u64)> = s
         .state
         .lp
+        .rare_mut()
         .flow_drops
         .iter()
         .map(|(&f, &n)| (f, n))
@@ -247,8 +248,8 @@ fn the_wire_loses_packets_after_serializing_them_and_records_the_hop() {
     assert_eq!((port.lost(), port.tx_packets()), (1, 1));
     assert_eq!(port.busy_until.0, 2_000 + SER_1000, "the link was busy");
     assert_eq!(s.state.lp.counters.drops, 1);
-    assert_eq!(s.state.lp.flow_drops.get(&5), Some(&1));
-    let hop = s.state.lp.hop_records[0];
+    assert_eq!(s.state.lp.rare_mut().flow_drops.get(&5), Some(&1));
+    let hop = s.state.lp.rare_mut().hop_records[0];
     assert_eq!((hop.node, hop.port), (2, model.net.port_id(2, 1)));
     assert_eq!((hop.flow, hop.seq, hop.arrive_ps), (5, 3, 2_000));
     assert_eq!(hop.dequeue_ps, Some(2_000));
@@ -270,7 +271,14 @@ fn a_link_that_is_down_loses_what_is_sent_onto_it() {
     // Sent at 5 us, after the link came back.
     s.offer(&model, 1, data(0, 1, 1, 1000, 0), 5_000_000);
     assert_eq!(s.sent(), vec![(0, 1, 5_000_000 + SER_1000 + D)]);
-    let drops: Vec<_> = s.state.lp.hop_records.iter().map(|h| h.drop).collect();
+    let drops: Vec<_> = s
+        .state
+        .lp
+        .rare_mut()
+        .hop_records
+        .iter()
+        .map(|h| h.drop)
+        .collect();
     assert_eq!(drops, vec![Some(DropReason::LinkDown), None]);
     assert_eq!(s.state.ports[1].lost(), 1);
 }

@@ -131,7 +131,7 @@ fn hand_off_telemetry(
             .entry(packet.id())
             .push(hop);
         if !kept {
-            lp.telemetry_overflow.get_or_insert(packet.flow);
+            lp.telemetry_overflowed(packet.flow);
         }
     }
     if let Some(stack) = lp.side_record_take(packet) {
