@@ -162,6 +162,8 @@ impl Chunk {
         }
         let mut min_next = SimTime::MAX;
         let batch_bound = if self.batch { bound } else { SimTime::ZERO };
+        // An LP skipped in `PARK_AFTER` windows in a row whose next event is this far off
+        // waits in `far` ([`super::far`]).
         let far_from = bound.saturating_add(self.far_after);
         let tracing = model.trace.packet_hops.is_some();
         let Chunk {
@@ -183,7 +185,7 @@ impl Chunk {
         for read in 0..active.len() {
             let local = active[read] as usize;
             if next[local] >= bound {
-                if next[local] >= far_from {
+                if next[local] >= far_from && far.skipped(local as u32) {
                     far.park(local as u32, next[local]);
                     continue;
                 }
@@ -194,6 +196,7 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
+            far.ran(local as u32);
             run_window(
                 state,
                 queue,
@@ -212,9 +215,7 @@ impl Chunk {
             }
             let at = next_time(&mut *queue);
             next[local] = at;
-            if at >= far_from && at != SimTime::MAX {
-                far.park(local as u32, at);
-            } else if at != SimTime::MAX {
+            if at != SimTime::MAX {
                 min_next = min_next.min(at);
                 active[kept] = local as u32;
                 kept += 1;
@@ -222,6 +223,11 @@ impl Chunk {
         }
         active.truncate(kept);
         self.min_next = min_next.min(far.earliest(next));
+    }
+
+    /// Times an LP of this chunk left the active list for the far heap.
+    pub(super) fn parked(&self) -> u64 {
+        self.far.parked
     }
 
     /// Pushes `event` into the queue of the LP in slot `local` (allocated on its first

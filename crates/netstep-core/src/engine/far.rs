@@ -3,31 +3,41 @@
 //! A chunk visits its active LPs once per window and skips those not yet due. That visit is
 //! cheap, but a run where many LPs hold only a distant event (a million TCP senders, each
 //! with its retransmission timer set a second ahead, while a fan-in drains over hundreds of
-//! thousands of windows) would pay it for every such LP in every window. So an LP whose next
-//! event is at least [`FAR_WINDOWS`] windows past the current bound leaves the active list for
-//! this heap (a push and a pop cost about as much as a few dozen skipped visits, so only an LP
-//! that would be skipped for hundreds of windows goes there: an open-loop sender's next packet
-//! a few dozen windows ahead stays on the list), keyed by that time, and returns to the list in the window it falls due in (or as
-//! soon as an earlier event is delivered to it). Which LPs run in a window, and in what order
-//! a chunk runs them, never changes a result (each LP's events run in key order, and a
-//! window's messages are sorted by key on delivery), so the heap only saves visits.
+//! thousands of windows) would pay it for every such LP in every window. So an LP skipped in
+//! [`PARK_AFTER`] windows in a row whose next event is at least [`FAR_WINDOWS`] windows past
+//! the current bound leaves the active list for this heap, keyed by that time, and returns to
+//! the list in the window it falls due in, or as soon as an earlier event is delivered to it.
+//! Both conditions matter: a TCP sender's next event is its retransmission timer, far off,
+//! but its ACK usually comes a few windows later, and a push and a pop (the entry goes stale
+//! when the ACK brings the LP back) cost more than the few visits they would save; an
+//! open-loop sender's next packet a few dozen windows ahead is cheaper to visit than to park.
+//! Which LPs run in a window, and in what order a chunk runs them, never changes a result
+//! (each LP's events run in key order, and a window's messages are sorted by key on
+//! delivery), so the heap only saves visits.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::units::SimTime;
 
-/// An LP waits in the far heap when its next event is at least this many windows past the
+/// An LP may wait in the far heap when its next event is at least this many windows past the
 /// current window's bound.
 pub(super) const FAR_WINDOWS: u64 = 256;
+/// ... and it was skipped (visited, not due) in this many windows in a row.
+pub(super) const PARK_AFTER: u8 = 16;
+/// [`Far::state`] of a slot waiting in the heap.
+const PARKED: u8 = u8::MAX;
 
 /// The far heap of one chunk: `(next event time, slot)`, earliest first, with lazy deletion
 /// (an entry is current only while its slot is marked far and its time is the slot's next).
 #[derive(Debug, Default)]
 pub(super) struct Far {
     heap: BinaryHeap<Reverse<(SimTime, u32)>>,
-    /// Per slot: waiting in the heap (not on the active list).
-    waiting: Vec<bool>,
+    /// Per slot: [`PARKED`] while waiting in the heap (not on the active list), else the
+    /// windows in a row it was skipped in, up to [`PARK_AFTER`].
+    state: Vec<u8>,
+    /// Slots parked so far.
+    pub(super) parked: u64,
 }
 
 impl Far {
@@ -35,27 +45,47 @@ impl Far {
     pub(super) fn new(n_slots: usize) -> Far {
         Far {
             heap: BinaryHeap::new(),
-            waiting: vec![false; n_slots],
+            state: vec![0; n_slots],
+            parked: 0,
         }
     }
 
     /// Whether slot `slot` waits here.
     #[inline]
     pub(super) fn holds(&self, slot: u32) -> bool {
-        self.waiting[slot as usize]
+        self.state[slot as usize] == PARKED
+    }
+
+    /// Slot `slot`, on the active list, was skipped in this window: whether it was skipped
+    /// in [`PARK_AFTER`] windows in a row.
+    #[inline]
+    pub(super) fn skipped(&mut self, slot: u32) -> bool {
+        let skips = &mut self.state[slot as usize];
+        if *skips >= PARK_AFTER {
+            return true;
+        }
+        *skips += 1;
+        false
+    }
+
+    /// Slot `slot`, on the active list, runs in this window.
+    #[inline]
+    pub(super) fn ran(&mut self, slot: u32) {
+        self.state[slot as usize] = 0;
     }
 
     /// Slot `slot`, whose next event is at `at`, waits here.
     #[inline]
     pub(super) fn park(&mut self, slot: u32, at: SimTime) {
-        self.waiting[slot as usize] = true;
+        self.state[slot as usize] = PARKED;
+        self.parked += 1;
         self.heap.push(Reverse((at, slot)));
     }
 
     /// Slot `slot` leaves for the active list (its entry becomes stale).
     #[inline]
     pub(super) fn unpark(&mut self, slot: u32) {
-        self.waiting[slot as usize] = false;
+        self.state[slot as usize] = 0;
     }
 
     /// Moves every slot due before `bound` to `active` (`next`: each slot's next event time).
@@ -67,7 +97,7 @@ impl Far {
             }
             self.heap.pop();
             if self.current(at, slot, next) {
-                self.waiting[slot as usize] = false;
+                self.state[slot as usize] = 0;
                 active.push(slot);
             }
         }
@@ -88,7 +118,7 @@ impl Far {
     /// Whether the entry `(at, slot)` is current.
     #[inline]
     fn current(&self, at: SimTime, slot: u32, next: &[SimTime]) -> bool {
-        self.waiting[slot as usize] && next[slot as usize] == at
+        self.holds(slot) && next[slot as usize] == at
     }
 }
 
@@ -120,5 +150,24 @@ mod tests {
         far.release(SimTime::MAX, &next, &mut active);
         assert_eq!(active, vec![0, 2]);
         assert_eq!(far.earliest(&next), SimTime::MAX);
+    }
+
+    /// A slot may park only once skipped in `PARK_AFTER` windows in a row; running resets
+    /// the count.
+    #[test]
+    fn a_slot_parks_only_after_enough_skips_in_a_row() {
+        let mut far = Far::new(1);
+        for _ in 0..PARK_AFTER {
+            assert!(!far.skipped(0));
+        }
+        far.ran(0);
+        for _ in 0..PARK_AFTER {
+            assert!(!far.skipped(0));
+        }
+        assert!(far.skipped(0));
+        far.park(0, SimTime(7));
+        assert!(far.holds(0));
+        far.unpark(0);
+        assert!(!far.holds(0) && !far.skipped(0));
     }
 }

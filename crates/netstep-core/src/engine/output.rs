@@ -26,6 +26,9 @@ pub struct RunStats {
     pub batched: u64,
     /// Windows executed (the reference engine reports 0).
     pub windows: u64,
+    /// Times an LP left the active list to wait for a far-ahead event (`engine/far.rs`; the
+    /// reference engine reports 0).
+    pub parked: u64,
     /// Time of the last useful event handled (stale or cancelled timers do not count).
     pub last_event: SimTime,
     /// Window width used (the lookahead in exact mode).

@@ -334,6 +334,7 @@ impl<'m> WindowEngine<'m> {
                 .flat_map(|c| c.slots.iter().flatten())
                 .map(|state| &**state),
         )?;
+        self.stats.parked = self.chunks.iter().map(Chunk::parked).sum();
         self.stats.last_event = self
             .chunks
             .iter()

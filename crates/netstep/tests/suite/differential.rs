@@ -239,6 +239,41 @@ fn batched_departures_equal_one_event_per_departure() {
     }
 }
 
+/// LPs whose next event is far ahead wait off the active list (`engine/far.rs`): a fan-in of
+/// 800 one-message TCP senders, each holding its 1 s retransmission timer while the server's
+/// link drains the messages over 666 us (about 650 windows), parks them and brings them back
+/// with their ACKs; the simulation is the reference engine's on 1 and 4 threads, exact and
+/// quantized.
+#[test]
+fn far_ahead_lps_wait_off_the_active_list_and_match_reference() {
+    use netstep_core::engine::WindowMode;
+    use netstep_core::units::SimTime;
+    let s = scenario(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 8\nspines = 2\nhosts_per_leaf = 101\n\n\
+         [topology.links]\nrate = \"10Gbps\"\ndelay = \"1us\"\nbuffer = \"8MB\"\n\n\
+         [transport]\nkind = \"tcp\"\n\n\
+         [[traffic]]\nkind = \"incast\"\nreceiver = \"h0\"\nsenders = 800\nsize = \"1KB\"\n",
+        &[],
+    );
+    let reference = exact_on(&s, "fan-in", &[1, 4]);
+    assert_eq!(reference.stats.drops, 0);
+    assert!(
+        reference.flows.iter().all(|f| f.end.is_some()),
+        "every message arrives"
+    );
+    for threads in [1, 4] {
+        let exact = run_window(&s, threads, WindowMode::Exact);
+        assert!(
+            exact.stats.parked >= 800,
+            "{threads} threads: {} LPs parked",
+            exact.stats.parked
+        );
+    }
+    let quantized = run_window(&s, 2, WindowMode::Quantized(SimTime::from_us(3)));
+    assert!(quantized.stats.parked > 0);
+    assert_eq!(quantized.stats.drops, 0);
+}
+
 /// Asserts two traces hold the same rows, naming the first that differs (not the whole lists).
 fn same_rows<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T], what: &str) {
     assert_eq!(a.len(), b.len(), "{what} counts differ");
