@@ -100,9 +100,10 @@ pub(super) struct Chunk {
     pub(super) queues: Vec<LpQueue>,
     /// Next event time per slot (`SimTime::MAX` when none).
     pub(super) next: Vec<SimTime>,
-    /// Slots with pending events due within [`FAR_WINDOWS`] windows (each once).
+    /// Slots with pending events, except those waiting in `far` (each once).
     pub(super) active: Vec<u32>,
-    /// Slots with pending events further ahead ([`super::far`]).
+    /// Slots skipped in a row whose next event is at least [`FAR_WINDOWS`] windows ahead
+    /// ([`super::far`]).
     far: Far,
     /// How far past a window's bound an LP's next event must be for it to wait in `far`.
     far_after: SimTime,
@@ -242,6 +243,8 @@ impl Chunk {
         }
         self.queues[local].push_remote(event);
         if self.next[local] == SimTime::MAX {
+            // Idle until now: no skips in a row yet.
+            self.far.unpark(local as u32);
             self.active.push(local as u32);
         } else if time < self.next[local] && self.far.holds(local as u32) {
             // Due earlier than it waits for: back to the active list.

@@ -82,7 +82,8 @@ impl Far {
         self.heap.push(Reverse((at, slot)));
     }
 
-    /// Slot `slot` leaves for the active list (its entry becomes stale).
+    /// Slot `slot` leaves for the active list, or joins it from idle: not parked, no skips
+    /// counted (a parked slot's entry becomes stale).
     #[inline]
     pub(super) fn unpark(&mut self, slot: u32) {
         self.state[slot as usize] = 0;
