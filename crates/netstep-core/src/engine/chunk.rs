@@ -155,7 +155,9 @@ impl Chunk {
         }
     }
 
-    /// Runs every LP due before `bound` and keeps the others on the active list.
+    /// Runs every LP due before `bound` and keeps the others on the active list, or moves
+    /// those skipped long enough with a far-ahead next event to the far heap
+    /// ([`super::far`]).
     pub(super) fn process(&mut self, bound: SimTime, model: &Model, placement: &Placement) {
         self.out.min_out = SimTime::MAX;
         if self.min_next >= bound {

@@ -242,8 +242,8 @@ fn batched_departures_equal_one_event_per_departure() {
 /// LPs whose next event is far ahead wait off the active list (`engine/far.rs`): a fan-in of
 /// 800 one-message TCP senders, each holding its 1 s retransmission timer while the server's
 /// link drains the messages over 666 us (about 650 windows), parks them and brings them back
-/// with their ACKs; the simulation is the reference engine's on 1 and 4 threads, exact and
-/// quantized.
+/// with their ACKs; the simulation is the reference engine's on 1 and 4 threads (exact), and a
+/// quantized run parks too and drops nothing.
 #[test]
 fn far_ahead_lps_wait_off_the_active_list_and_match_reference() {
     use netstep_core::engine::WindowMode;
