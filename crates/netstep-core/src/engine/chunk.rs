@@ -199,7 +199,7 @@ impl Chunk {
             }
             let state = slots[local].as_mut().expect("active LP exists");
             let queue = &mut queues[local];
-            far.ran(local as u32);
+            far.on_list(local as u32);
             run_window(
                 state,
                 queue,
@@ -246,11 +246,11 @@ impl Chunk {
         self.queues[local].push_remote(event);
         if self.next[local] == SimTime::MAX {
             // Idle until now: no skips in a row yet.
-            self.far.unpark(local as u32);
+            self.far.on_list(local as u32);
             self.active.push(local as u32);
         } else if time < self.next[local] && self.far.holds(local as u32) {
             // Due earlier than it waits for: back to the active list.
-            self.far.unpark(local as u32);
+            self.far.on_list(local as u32);
             self.active.push(local as u32);
         }
         if time < self.next[local] {

@@ -68,12 +68,6 @@ impl Far {
         false
     }
 
-    /// Slot `slot`, on the active list, runs in this window.
-    #[inline]
-    pub(super) fn ran(&mut self, slot: u32) {
-        self.state[slot as usize] = 0;
-    }
-
     /// Slot `slot`, whose next event is at `at`, waits here.
     #[inline]
     pub(super) fn park(&mut self, slot: u32, at: SimTime) {
@@ -82,10 +76,10 @@ impl Far {
         self.heap.push(Reverse((at, slot)));
     }
 
-    /// Slot `slot` leaves for the active list, or joins it from idle: not parked, no skips
-    /// counted (a parked slot's entry becomes stale).
+    /// Slot `slot` is on the active list with no skips counted: it runs in this window, joins
+    /// the list from idle, or leaves the heap (its entry there becomes stale).
     #[inline]
-    pub(super) fn unpark(&mut self, slot: u32) {
+    pub(super) fn on_list(&mut self, slot: u32) {
         self.state[slot as usize] = 0;
     }
 
@@ -98,7 +92,7 @@ impl Far {
             }
             self.heap.pop();
             if self.current(at, slot, next) {
-                self.state[slot as usize] = 0;
+                self.on_list(slot);
                 active.push(slot);
             }
         }
@@ -138,7 +132,7 @@ mod tests {
         far.park(2, SimTime(900));
         assert_eq!(far.earliest(&next), SimTime(300));
         // Slot 1 gets an earlier event: it leaves for the active list.
-        far.unpark(1);
+        far.on_list(1);
         next[1] = SimTime(100);
         assert_eq!(far.earliest(&next), SimTime(500));
         let mut active = Vec::new();
@@ -161,14 +155,14 @@ mod tests {
         for _ in 0..PARK_AFTER {
             assert!(!far.skipped(0));
         }
-        far.ran(0);
+        far.on_list(0);
         for _ in 0..PARK_AFTER {
             assert!(!far.skipped(0));
         }
         assert!(far.skipped(0));
         far.park(0, SimTime(7));
         assert!(far.holds(0));
-        far.unpark(0);
+        far.on_list(0);
         assert!(!far.holds(0) && !far.skipped(0));
     }
 }

@@ -110,9 +110,8 @@ impl LpQueue {
     fn push_small(&mut self, event: Event) {
         if let Repr::Small(q) = &mut self.repr {
             if q.len() == q.capacity() {
-                // Doubling from one event, not from four (`Vec`'s least): most LPs of a large
-                // run hold one or two events, and each holds its buffer for the whole run.
-                q.reserve_exact(q.capacity().max(1));
+                // Full: grow out of line (the check alone stays on the push path).
+                grow(q);
             }
             insert_sorted(q, event);
             if q.len() > TO_BIG {
@@ -207,6 +206,13 @@ impl LpQueue {
             self.repr = Repr::Small(q);
         }
     }
+}
+
+/// Makes room for one more event in a full small queue ([`super::reserve_doubling`]).
+#[cold]
+#[inline(never)]
+fn grow(q: &mut Vec<Event>) {
+    super::reserve_doubling(q, q.len() + 1);
 }
 
 /// Inserts `event` into `q`, sorted latest first: from the front (latest), step over the

@@ -28,6 +28,17 @@ pub(crate) use output::{collect_output, overflow_error};
 
 use crate::units::SimTime;
 
+/// Makes room in `v` for `needed` elements, doubling its capacity from the first element used
+/// rather than from `Vec`'s least of four: in a large run most LPs hold one or two events and
+/// a fan-in's host one socket, each for the whole run.
+#[inline]
+pub(crate) fn reserve_doubling<T>(v: &mut Vec<T>, needed: usize) {
+    if needed > v.capacity() {
+        let room = needed.max(2 * v.capacity());
+        v.reserve_exact(room - v.len());
+    }
+}
+
 /// Why a run could not complete.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {

@@ -62,6 +62,11 @@ pub(super) enum Call {
 }
 
 impl HostState {
+    /// The job's state at this host, allocated on first use.
+    fn program_mut(&mut self) -> &mut HostProgram {
+        self.program.get_or_insert_with(Box::default)
+    }
+
     /// Hands `call` to this host's walker and schedules what it asks for.
     pub(super) fn program(
         &mut self,
@@ -74,7 +79,7 @@ impl HostState {
         let Some(job) = model.job.as_deref() else {
             return;
         };
-        let program = self.program.get_or_insert_with(Box::default);
+        let program = self.program_mut();
         let mut actions = std::mem::take(&mut program.actions);
         if let Some(walker) = program.walker(job, lp.node) {
             match call {
@@ -89,7 +94,7 @@ impl HostState {
 
     /// Records the start of job flow `flow` (source slot `slot`) at `now`.
     pub(super) fn job_flow_started(&mut self, all: u32, slot: u32, now: SimTime) {
-        let starts = &mut self.program.get_or_insert_with(Box::default).starts;
+        let starts = &mut self.program_mut().starts;
         if starts.len() <= slot as usize {
             starts.resize(all.max(slot + 1) as usize, SimTime::ZERO);
         }

@@ -56,8 +56,8 @@ pub struct HostNic {
 }
 
 impl HostNic {
-    /// Socket `s`, made on first use. The vectors double from the first slot used, not from
-    /// four sockets (`Vec`'s least): a host of a large fan-in sends one flow.
+    /// Socket `s`, made on first use (the vectors double from the first slot used:
+    /// [`crate::engine::reserve_doubling`]).
     #[inline]
     fn socket(&mut self, s: Socket) -> &mut SocketState {
         let (side, slot) = s.at();
@@ -71,10 +71,7 @@ impl HostNic {
     #[cold]
     #[inline(never)]
     fn make_room(sockets: &mut Vec<SocketState>, slot: usize) {
-        if slot >= sockets.capacity() {
-            let room = (slot + 1).max(2 * sockets.capacity());
-            sockets.reserve_exact(room - sockets.len());
-        }
+        crate::engine::reserve_doubling(sockets, slot + 1);
         sockets.resize_with(slot + 1, SocketState::default);
     }
 
