@@ -235,13 +235,12 @@ impl Chunk {
 
     /// Pushes `event` into the queue of the LP in slot `local` (allocated on its first
     /// event).
+    #[inline]
     pub(super) fn accept(&mut self, local: u32, event: Event, model: &Model) {
         let local = local as usize;
         let time = event.key.time;
         if self.slots[local].is_none() {
-            let node = self.nodes[local];
-            self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
-            self.allocated.push(local as u32);
+            self.allocate(local, model);
         }
         self.queues[local].push_remote(event);
         if self.next[local] == SimTime::MAX {
@@ -257,6 +256,15 @@ impl Chunk {
             self.next[local] = time;
         }
         self.min_next = self.min_next.min(time);
+    }
+
+    /// Allocates the LP of slot `local` (its first event).
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self, local: usize, model: &Model) {
+        let node = self.nodes[local];
+        self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
+        self.allocated.push(local as u32);
     }
 
     /// Pushes messages addressed to this chunk into their LPs' queues (and side records

@@ -4,7 +4,8 @@
 //! at most three), and a new event is usually the latest or earlier than only a few (a
 //! pending timer, a port's wake-up). So while it is small the queue is a vector sorted latest
 //! first: a pop takes the last element, a push steps over the later events from the front and
-//! inserts there, moving the earlier ones up by one. (At a switch a push lands anywhere: on an
+//! inserts there (comparing times, the whole key only when they are equal), moving the
+//! earlier ones up by one. (At a switch a push lands anywhere: on an
 //! m3 mix a push finds eight events on average and steps over half of them; a ring buffer
 //! sorted earliest first, measured 2026-11-28, moved no fewer and cost 9 % more instructions.)
 //!
@@ -36,9 +37,12 @@ use radix::RadixBuffers;
 mod radix;
 
 /// Above this many events a small queue becomes a big one.
-pub const TO_BIG: usize = 32;
+pub const TO_BIG: usize = 64;
 /// Below this many events a big queue becomes a small one again, unless it keeps batches.
-pub const TO_SMALL: usize = 16;
+/// Far below [`TO_BIG`]: with 32 and 16 a switch of the m3 mix went big and back about
+/// once per 230 packet-hops, a heap built and a vector sorted each time (2.4 % of the
+/// instructions, `benches/hop-cost`).
+pub const TO_SMALL: usize = 4;
 /// A big queue whose batch buffers have grown to this many events stays big even when it
 /// empties: a switch that takes hundreds of arrivals every window would otherwise drop and
 /// regrow its buffers (reallocations and fresh pages) every window.
@@ -216,11 +220,21 @@ fn grow(q: &mut Vec<Event>) {
 }
 
 /// Inserts `event` into `q`, sorted latest first: from the front (latest), step over the
-/// events later than this one.
+/// events later than this one. The step compares times alone and the whole key only when
+/// they are equal (rare).
 #[inline]
 fn insert_sorted(q: &mut Vec<Event>, event: Event) {
+    let time = event.key.time;
     let mut at = 0;
-    while at < q.len() && q[at] < event {
+    while let Some(e) = q.get(at) {
+        let later = if e.key.time == time {
+            *e < event
+        } else {
+            e.key.time > time
+        };
+        if !later {
+            break;
+        }
         at += 1;
     }
     q.insert(at, event);
