@@ -9,7 +9,8 @@
 //! - optional `packet_hops.parquet` (one row per packet per egress queue) and
 //!   `queue_samples.parquet` (every sample interval, one row per used egress port), written by
 //!   the [`TraceWriter`] thread;
-//! - `pfc_events.parquet` when PFC is on: every PAUSE and RESUME frame.
+//! - `pfc_events.parquet` when PFC is on: every PAUSE and RESUME frame, written by the
+//!   [`TraceWriter`] thread as the run goes.
 //!
 //! Every file carries the schema version and run parameters in its Parquet key-value metadata,
 //! is written to a temporary name and renamed when complete.
@@ -25,7 +26,7 @@ pub use tables::{
 pub use traces::{
     BATCH_ROWS, TraceTables, TraceWriter, cc_samples_batch, cc_samples_schema, packet_hops_batch,
     packet_hops_schema, pfc_events_batch, pfc_events_schema, queue_samples_batch,
-    queue_samples_schema,
+    queue_samples_schema, read_pfc_events,
 };
 
 use std::fs::File;

@@ -1,5 +1,7 @@
-//! The optional trace tables, `packet_hops`, `queue_samples` and `cc_samples`, and the writer thread that
-//! turns records into Parquet off the simulation's threads.
+//! The optional trace tables, `packet_hops`, `queue_samples` and `cc_samples`, PFC's
+//! `pfc_events` (a run with PFC writes it as it goes, so a run with millions of frames keeps
+//! none of them), and the writer thread that turns records into Parquet off the simulation's
+//! threads.
 //!
 //! The engine hands records to a [`TraceWriter`] (a [`TraceSink`]); it buffers up to
 //! [`BATCH_ROWS`] rows per table and sends full batches over a bounded channel to one writer
@@ -18,6 +20,7 @@ use arrow_array::{DictionaryArray, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use netstep_core::engine::trace::{CcSample, DropReason, HopRecord, QueueSample, TraceSink};
 use netstep_core::packet::PacketKind;
+use netstep_core::pfc::PfcEvent;
 
 use crate::columns::{optional_u64_column, u32_column, u64_column};
 use crate::{Layout, TableWriter, TraceError};
@@ -206,6 +209,7 @@ enum Batch {
     Hops(Vec<HopRecord>),
     Samples(Vec<QueueSample>),
     Cc(Vec<CcSample>),
+    Pfc(Vec<PfcEvent>),
 }
 
 /// Which optional tables a [`TraceWriter`] writes.
@@ -217,16 +221,22 @@ pub struct TraceTables {
     pub queue_samples: bool,
     /// `cc_samples.parquet`.
     pub cc_samples: bool,
+    /// `pfc_events.parquet`, written as the run goes (the engine then keeps no frames:
+    /// [`TraceSink::takes_pfc`]).
+    pub pfc_events: bool,
 }
 
-/// Writes `packet_hops`, `queue_samples` and/or `cc_samples` on a background thread.
+/// Writes `packet_hops`, `queue_samples`, `cc_samples` and/or `pfc_events` on a background
+/// thread.
 pub struct TraceWriter {
     sender: Option<SyncSender<Batch>>,
     thread: Option<JoinHandle<Result<u64, TraceError>>>,
     hops: Vec<HopRecord>,
     samples: Vec<QueueSample>,
     cc: Vec<CcSample>,
-    /// Rows handed over so far (both tables).
+    pfc: Vec<PfcEvent>,
+    takes_pfc: bool,
+    /// Rows handed over so far (every table).
     pub rows: u64,
 }
 
@@ -237,36 +247,24 @@ impl TraceWriter {
         tables: TraceTables,
         metadata: Vec<(String, String)>,
     ) -> Result<TraceWriter, TraceError> {
-        let mut cc_writer = if tables.cc_samples {
-            Some(TableWriter::create_with(
-                &dir.join("cc_samples.parquet"),
-                cc_samples_schema(),
-                &metadata,
-                Layout::Trace,
-            )?)
-        } else {
-            None
+        let create = |on: bool, name: &str, schema: Arc<Schema>| -> Result<_, TraceError> {
+            if !on {
+                return Ok(None);
+            }
+            TableWriter::create_with(&dir.join(name), schema, &metadata, Layout::Trace).map(Some)
         };
-        let mut hops_writer = if tables.packet_hops {
-            Some(TableWriter::create_with(
-                &dir.join("packet_hops.parquet"),
-                packet_hops_schema(),
-                &metadata,
-                Layout::Trace,
-            )?)
-        } else {
-            None
-        };
-        let mut samples_writer = if tables.queue_samples {
-            Some(TableWriter::create_with(
-                &dir.join("queue_samples.parquet"),
-                queue_samples_schema(),
-                &metadata,
-                Layout::Trace,
-            )?)
-        } else {
-            None
-        };
+        let mut cc_writer = create(tables.cc_samples, "cc_samples.parquet", cc_samples_schema())?;
+        let mut hops_writer = create(
+            tables.packet_hops,
+            "packet_hops.parquet",
+            packet_hops_schema(),
+        )?;
+        let mut samples_writer = create(
+            tables.queue_samples,
+            "queue_samples.parquet",
+            queue_samples_schema(),
+        )?;
+        let mut pfc_writer = create(tables.pfc_events, "pfc_events.parquet", pfc_events_schema())?;
         let (sender, receiver): (SyncSender<Batch>, Receiver<Batch>) =
             sync_channel(CHANNEL_BATCHES);
         let dir: PathBuf = dir.to_path_buf();
@@ -298,7 +296,16 @@ impl TraceWriter {
                                 w.write(&cc_samples_batch(&rows).map_err(parquet_error)?)?;
                             }
                         }
+                        Batch::Pfc(rows) => {
+                            written += rows.len() as u64;
+                            if let Some(w) = pfc_writer.as_mut() {
+                                w.write(&pfc_events_batch(&rows).map_err(parquet_error)?)?;
+                            }
+                        }
                     }
+                }
+                if let Some(w) = pfc_writer {
+                    w.finish()?;
                 }
                 if let Some(w) = cc_writer {
                     w.finish()?;
@@ -321,6 +328,8 @@ impl TraceWriter {
             hops: Vec::new(),
             samples: Vec::new(),
             cc: Vec::new(),
+            pfc: Vec::new(),
+            takes_pfc: tables.pfc_events,
             rows: 0,
         })
     }
@@ -339,10 +348,12 @@ impl TraceWriter {
         let hops = std::mem::take(&mut self.hops);
         let samples = std::mem::take(&mut self.samples);
         let cc = std::mem::take(&mut self.cc);
+        let pfc = std::mem::take(&mut self.pfc);
         // Empty tables still get one (empty) batch so their files exist with the schema.
         self.send(Batch::Hops(hops));
         self.send(Batch::Samples(samples));
         self.send(Batch::Cc(cc));
+        self.send(Batch::Pfc(pfc));
         self.sender = None;
         let thread = self.thread.take().expect("writer started");
         thread.join().map_err(|_| TraceError::Parquet {
@@ -379,6 +390,19 @@ impl TraceSink for TraceWriter {
             self.send(Batch::Cc(batch));
         }
     }
+
+    fn takes_pfc(&self) -> bool {
+        self.takes_pfc
+    }
+
+    fn pfc(&mut self, rows: &mut Vec<PfcEvent>) {
+        self.rows += rows.len() as u64;
+        self.pfc.append(rows);
+        if self.pfc.len() >= BATCH_ROWS {
+            let batch = std::mem::replace(&mut self.pfc, Vec::with_capacity(BATCH_ROWS));
+            self.send(Batch::Pfc(batch));
+        }
+    }
 }
 
 /// Schema of `pfc_events.parquet`: one row per PAUSE or RESUME frame a switch sent.
@@ -394,7 +418,7 @@ pub fn pfc_events_schema() -> Arc<Schema> {
 }
 
 /// Builds a `pfc_events` batch.
-pub fn pfc_events_batch(rows: &[netstep_core::pfc::PfcEvent]) -> Result<RecordBatch, ArrowError> {
+pub fn pfc_events_batch(rows: &[PfcEvent]) -> Result<RecordBatch, ArrowError> {
     let n = rows.len();
     let mut class = UInt8Builder::with_capacity(n);
     let mut pause = BooleanBuilder::with_capacity(n);
@@ -413,6 +437,49 @@ pub fn pfc_events_batch(rows: &[netstep_core::pfc::PfcEvent]) -> Result<RecordBa
             Arc::new(pause.finish()),
         ],
     )
+}
+
+/// Reads `pfc_events.parquet` at `path` back, handing `each` its rows a batch at a time in
+/// file order (the frames as the run sorted them), so a file of millions of frames is never
+/// held at once.
+pub fn read_pfc_events(path: &Path, mut each: impl FnMut(&[PfcEvent])) -> Result<(), TraceError> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{UInt8Type, UInt32Type, UInt64Type};
+    let error = |message: String| TraceError::Parquet {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| error(e.to_string()))?;
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| error(e.to_string()))?;
+        let column = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| error(format!("no column `{name}`")))
+        };
+        let time = column("time_ps")?.as_primitive::<UInt64Type>();
+        let node = column("node")?.as_primitive::<UInt32Type>();
+        let port = column("port")?.as_primitive::<UInt32Type>();
+        let class = column("class")?.as_primitive::<UInt8Type>();
+        let pause = column("pause")?.as_boolean();
+        rows.clear();
+        rows.extend((0..batch.num_rows()).map(|i| PfcEvent {
+            time_ps: time.value(i),
+            node: node.value(i),
+            port: port.value(i),
+            class: class.value(i),
+            pause: pause.value(i),
+        }));
+        each(&rows);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

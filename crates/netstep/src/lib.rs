@@ -282,6 +282,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         packet_hops: trace.packet_hops.is_some(),
         queue_samples: trace.queue_samples.is_some(),
         cc_samples: trace.cc_samples.is_some(),
+        pfc_events: scenario.model.pfc.is_some(),
     };
     let output = if tables != netstep_trace::TraceTables::default() {
         let mut writer = netstep_trace::TraceWriter::start(
@@ -335,8 +336,7 @@ pub fn run(request: &RunRequest) -> Result<RunReport, CliError> {
         hpcc::export::write_fct_txt(&staging.dir.join("fct.txt"), &ids, &rows, format)
             .context("writing fct.txt")
             .map_err(CliError::Internal)?;
-        let pfc = hpcc::export::pfc_txt(&scenario, &ids, &output.pfc_events);
-        std::fs::write(staging.dir.join("pfc.txt"), pfc)
+        hpcc::export::write_pfc_txt(&staging.dir, &scenario, &ids)
             .context("writing pfc.txt")
             .map_err(CliError::Internal)?;
     }

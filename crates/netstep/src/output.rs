@@ -531,13 +531,6 @@ pub fn write(
             &kv,
         )?;
     }
-    if scenario.model.pfc.is_some() {
-        write_table(
-            &staging.dir.join("pfc_events.parquet"),
-            &netstep_trace::pfc_events_batch(&output.pfc_events)?,
-            &kv,
-        )?;
-    }
     write_table(
         &staging.dir.join("run.parquet"),
         &run_batch(&tables.run)?,

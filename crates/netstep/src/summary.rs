@@ -80,10 +80,9 @@ pub fn render(scenario: &Scenario, tables: &Tables, output: &RunOutput, wall: f6
         ));
     }
     if scenario.model.pfc.is_some() {
-        let pauses = output.pfc_events.iter().filter(|e| e.pause).count();
         text.push_str(&format!(
-            "\npfc            {pauses} PAUSE, {} RESUME frames (pfc_events.parquet)",
-            output.pfc_events.len() - pauses
+            "\npfc            {} PAUSE, {} RESUME frames (pfc_events.parquet)",
+            output.pfc_pauses, output.pfc_resumes
         ));
         if output.pfc_headroom_exceeded > 0 {
             text.push_str(&format!(

@@ -9,6 +9,7 @@ use super::lp_queue::LpQueue;
 use super::node::NodeState;
 use super::placement::Placement;
 use super::trace::HopRecord;
+use crate::pfc::PfcEvent;
 use crate::telemetry::SideRecord;
 use crate::transport::TransportOut;
 use crate::units::SimTime;
@@ -119,6 +120,9 @@ pub(super) struct Chunk {
     pub(super) allocated: Vec<u32>,
     /// Hop records produced in the current window.
     pub(super) hop_records: Vec<HopRecord>,
+    /// PAUSE and RESUME frames the chunk's switches sent in the current window (collected
+    /// when the model has PFC).
+    pub(super) pfc_rows: Vec<PfcEvent>,
     /// FIFO switch ports send a window's departures as a batch
     /// ([`Model::batches_departures`]).
     pub(super) batch: bool,
@@ -150,6 +154,7 @@ impl Chunk {
             overflow: false,
             allocated: Vec::new(),
             hop_records: Vec::new(),
+            pfc_rows: Vec::new(),
             batch,
             scratch: TransportOut::default(),
         }
@@ -169,6 +174,7 @@ impl Chunk {
         // waits in `far` ([`super::far`]).
         let far_from = bound.saturating_add(self.far_after);
         let tracing = model.trace.packet_hops.is_some();
+        let pfc = model.pfc.is_some();
         let Chunk {
             slots,
             queues,
@@ -178,6 +184,7 @@ impl Chunk {
             out,
             last_event,
             hop_records,
+            pfc_rows,
             overflow,
             scratch,
             ..
@@ -215,6 +222,12 @@ impl Chunk {
                 && !rare.hop_records.is_empty()
             {
                 hop_records.append(&mut rare.hop_records);
+            }
+            if pfc
+                && let Some(switch) = state.switch_mut()
+                && !switch.pfc_events.is_empty()
+            {
+                pfc_rows.append(&mut switch.pfc_events);
             }
             let at = next_time(&mut *queue);
             next[local] = at;

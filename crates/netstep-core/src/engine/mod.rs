@@ -23,8 +23,8 @@ pub mod trace;
 pub mod window;
 
 pub use model::Model;
+pub(crate) use output::{PfcRows, collect_output, overflow_error};
 pub use output::{PortOutcome, RankOutcome, RunOutput, RunStats};
-pub(crate) use output::{collect_output, overflow_error};
 
 use crate::units::SimTime;
 

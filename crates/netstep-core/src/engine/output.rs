@@ -5,9 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::RunError;
+use super::chunk::Chunk;
 use super::model::Model;
 use super::node::{Delivery, LpRare, NodeCounters, NodeState, PortState};
+use super::trace::TraceSink;
 use crate::flow::{FlowOutcome, FlowOutcomes};
+use crate::pfc::PfcEvent;
 use crate::units::SimTime;
 
 /// Totals of one run.
@@ -71,8 +74,13 @@ pub struct RunOutput {
     pub stats: RunStats,
     /// Delivered data packets, sorted, when the model asked for them.
     pub deliveries: Vec<Delivery>,
-    /// PFC: every PAUSE and RESUME frame sent, sorted by time, node, port.
-    pub pfc_events: Vec<crate::pfc::PfcEvent>,
+    /// PFC: every PAUSE and RESUME frame sent, sorted by time, node, port, unless a trace
+    /// sink took them window by window ([`super::TraceSink::takes_pfc`]): then none.
+    pub pfc_events: Vec<PfcEvent>,
+    /// PFC: PAUSE frames sent (whether kept in `pfc_events` or handed to a trace sink).
+    pub pfc_pauses: u64,
+    /// PFC: RESUME frames sent (likewise).
+    pub pfc_resumes: u64,
     /// PFC: lossless arrivals beyond `xoff + headroom` (the headroom was too small).
     pub pfc_headroom_exceeded: u64,
     /// PFC: a cycle of nodes whose ports towards the next one were still paused with
@@ -97,11 +105,48 @@ pub struct RankOutcome {
     pub finished: Option<SimTime>,
 }
 
-/// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id).
+/// The PFC frames of a run as the window engine collects them: each window's frames, sorted,
+/// handed to a trace sink that takes them or kept (windows are disjoint in time and run in
+/// order, so the kept rows are in the final order), and the frames counted either way.
+#[derive(Debug, Default)]
+pub(crate) struct PfcRows {
+    /// Frames kept for [`RunOutput::pfc_events`].
+    kept: Vec<PfcEvent>,
+    /// One window's frames (buffer reused).
+    window: Vec<PfcEvent>,
+    /// PAUSE and RESUME frames handed to the trace sink.
+    streamed: (u64, u64),
+}
+
+impl PfcRows {
+    /// Takes the frames `chunks` collected in the window that just ran.
+    pub(super) fn window(&mut self, chunks: &mut [Chunk], trace: &mut impl TraceSink) {
+        for chunk in chunks.iter_mut() {
+            self.window.append(&mut chunk.pfc_rows);
+        }
+        if self.window.is_empty() {
+            return;
+        }
+        self.window.sort_unstable();
+        if trace.takes_pfc() {
+            let pauses = self.window.iter().filter(|e| e.pause).count() as u64;
+            self.streamed.0 += pauses;
+            self.streamed.1 += self.window.len() as u64 - pauses;
+            trace.pfc(&mut self.window);
+            self.window.clear();
+        } else {
+            self.kept.append(&mut self.window);
+        }
+    }
+}
+
+/// Reduces per-LP states into a [`RunOutput`] in a fixed order (flow id, port id); `pfc`:
+/// the PFC frames taken from the switches while the run went (the rest are still there).
 pub(crate) fn collect_output<'a>(
     model: &Model,
     states: impl Iterator<Item = &'a NodeState>,
     mut stats: RunStats,
+    pfc: PfcRows,
 ) -> RunOutput {
     let n = model.flows.len();
     // Drops (few flows have any) and marks as the LPs counted them, summed per flow.
@@ -111,7 +156,7 @@ pub(crate) fn collect_output<'a>(
     let mut ports = Vec::new();
     let mut counters = NodeCounters::default();
     let mut deliveries = Vec::new();
-    let mut pfc_events = Vec::new();
+    let mut pfc_events = pfc.kept;
     let mut pfc_headroom_exceeded = 0;
     let mut stuck = Vec::new();
     let mut by_node: Vec<&NodeState> = states.collect();
@@ -196,12 +241,15 @@ pub(crate) fn collect_output<'a>(
     stats.batched = counters.batched;
     deliveries.sort_unstable();
     pfc_events.sort_unstable();
+    let pauses = pfc_events.iter().filter(|e| e.pause).count() as u64;
     let job = model.job.as_deref().map(|job| job_outcome(job, &by_node));
     RunOutput {
         flows,
         ports,
         stats,
         deliveries,
+        pfc_pauses: pfc.streamed.0 + pauses,
+        pfc_resumes: pfc.streamed.1 + (pfc_events.len() as u64 - pauses),
         pfc_events,
         pfc_headroom_exceeded,
         pfc_deadlock: crate::pfc::find_deadlock(&stuck),

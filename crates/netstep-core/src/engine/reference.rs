@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 
 use super::event::{Event, EventSink};
 use super::node::NodeState;
-use super::{Model, RunError, RunOutput, RunStats, collect_output, overflow_error};
+use super::{Model, PfcRows, RunError, RunOutput, RunStats, collect_output, overflow_error};
 use crate::telemetry::SideRecord;
 use crate::units::SimTime;
 
@@ -92,5 +92,10 @@ pub fn run(model: &Model, end: Option<SimTime>) -> Result<RunOutput, RunError> {
         window: SimTime::ZERO,
         ..RunStats::default()
     };
-    Ok(collect_output(model, states.iter().flatten(), stats))
+    Ok(collect_output(
+        model,
+        states.iter().flatten(),
+        stats,
+        PfcRows::default(),
+    ))
 }

@@ -180,6 +180,17 @@ pub trait TraceSink {
     fn samples(&mut self, rows: &mut Vec<QueueSample>);
     /// All congestion-control rows of one sample time (sorted by flow).
     fn cc_samples(&mut self, rows: &mut Vec<CcSample>);
+    /// Whether this sink takes the PAUSE and RESUME frames window by window
+    /// ([`TraceSink::pfc`]); if not (the default), the run keeps them all in
+    /// [`super::RunOutput::pfc_events`].
+    fn takes_pfc(&self) -> bool {
+        false
+    }
+    /// The PAUSE and RESUME frames of one window, sorted as [`super::RunOutput::pfc_events`]
+    /// (called only when [`TraceSink::takes_pfc`]); `rows` is left empty.
+    fn pfc(&mut self, rows: &mut Vec<crate::pfc::PfcEvent>) {
+        rows.clear();
+    }
 }
 
 /// A sink that discards everything (untraced runs).

@@ -29,7 +29,8 @@ use super::sampling;
 use super::team::{StopOnDrop, Team, Window};
 use super::trace::{HopRecord, NoTrace, TraceSink};
 use super::{
-    EngineConfig, Model, RunError, RunOutput, RunStats, WindowMode, collect_output, overflow_error,
+    EngineConfig, Model, PfcRows, RunError, RunOutput, RunStats, WindowMode, collect_output,
+    overflow_error,
 };
 use crate::units::SimTime;
 
@@ -238,6 +239,7 @@ impl<'m> WindowEngine<'m> {
         let mut next_cc = cc_interval.map_or(SimTime::MAX, |_| SimTime::ZERO);
         let mut cc_rows = Vec::new();
         let mut window_records = Vec::new();
+        let mut pfc_rows = PfcRows::default();
         // Quantized: the end of the q-aligned window in which the messages waiting in
         // `inboxes` were sent. A message due before it waits for it; any later one keeps its
         // exact time. (The aligned end, not the window's bound, which samples and the run's end
@@ -304,6 +306,9 @@ impl<'m> WindowEngine<'m> {
                 trace.hops(&mut window_records);
                 window_records.clear();
             }
+            if model.pfc.is_some() {
+                pfc_rows.window(&mut self.chunks, trace);
+            }
             // Hand each bucket to its destination chunk (pointer moves, buffers reused).
             for (source, chunk) in self.chunks.iter_mut().enumerate() {
                 for (destination, bucket) in chunk.out.buckets.iter_mut().enumerate() {
@@ -353,6 +358,7 @@ impl<'m> WindowEngine<'m> {
                 .flat_map(|c| c.slots.iter().flatten())
                 .map(|state| &**state),
             stats,
+            pfc_rows,
         ))
     }
 }

@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
+use anyhow::Context as _;
+
 use netstep_core::flow::{FlowSpec, flow_route};
 use netstep_core::pfc::PfcEvent;
 use netstep_core::topology::NodeKind;
@@ -164,8 +166,38 @@ pub fn write_fct_txt(
 /// name the node), 1 for PAUSE and 0 for RESUME.
 /// `ids` are [`simulator_ids`].
 pub fn pfc_txt(scenario: &Scenario, ids: &[u32], events: &[PfcEvent]) -> String {
-    let net = &scenario.model.net;
     let mut out = String::new();
+    pfc_lines(&mut out, scenario, ids, events);
+    out
+}
+
+/// Writes `dir/pfc.txt` ([`pfc_txt`]) from the run's `dir/pfc_events.parquet`, a batch at a
+/// time (empty when the run had no PFC).
+pub fn write_pfc_txt(dir: &Path, scenario: &Scenario, ids: &[u32]) -> anyhow::Result<()> {
+    let path = dir.join("pfc.txt");
+    let file = std::fs::File::create(&path).with_context(|| format!("{}", path.display()))?;
+    let mut file = std::io::BufWriter::new(file);
+    let events = dir.join("pfc_events.parquet");
+    if scenario.model.pfc.is_some() {
+        let mut text = String::new();
+        let mut written = Ok(());
+        netstep_trace::read_pfc_events(&events, |rows| {
+            text.clear();
+            pfc_lines(&mut text, scenario, ids, rows);
+            if written.is_ok() {
+                written = file.write_all(text.as_bytes());
+            }
+        })?;
+        written.with_context(|| format!("{}", path.display()))?;
+    }
+    file.flush()
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(())
+}
+
+/// Appends the `pfc.txt` lines of `events` to `out`.
+fn pfc_lines(out: &mut String, scenario: &Scenario, ids: &[u32], events: &[PfcEvent]) {
+    let net = &scenario.model.net;
     for e in events {
         let peer = net.port_peer[e.port as usize];
         let local = net.port_peer_local[e.port as usize] as u32;
@@ -182,5 +214,4 @@ pub fn pfc_txt(scenario: &Scenario, ids: &[u32], events: &[PfcEvent]) -> String 
             u8::from(e.pause)
         );
     }
-    out
 }

@@ -228,3 +228,115 @@ fn dynamic_thresholds_keep_the_incast_lossless_and_pause_as_the_free_buffer_says
         );
     }
 }
+
+/// A trace sink that takes the PFC frames, keeping each window's rows apart.
+#[derive(Default)]
+struct PfcWindows(Vec<Vec<netstep_core::pfc::PfcEvent>>);
+
+impl netstep_core::engine::trace::TraceSink for PfcWindows {
+    fn hops(&mut self, records: &mut Vec<netstep_core::engine::trace::HopRecord>) {
+        records.clear();
+    }
+    fn samples(&mut self, rows: &mut Vec<netstep_core::engine::trace::QueueSample>) {
+        rows.clear();
+    }
+    fn cc_samples(&mut self, rows: &mut Vec<netstep_core::engine::trace::CcSample>) {
+        rows.clear();
+    }
+    fn takes_pfc(&self) -> bool {
+        true
+    }
+    fn pfc(&mut self, rows: &mut Vec<netstep_core::pfc::PfcEvent>) {
+        self.0.push(std::mem::take(rows));
+    }
+}
+
+/// A run whose trace sink takes the frames keeps none of them, hands them over window by
+/// window (each window's sorted, the windows in time order), and they are exactly the frames
+/// the run keeps otherwise, on 1 and 4 threads; the counts cover them either way.
+#[test]
+fn frames_handed_over_window_by_window_are_the_frames_a_run_keeps() {
+    use netstep_core::engine::EngineConfig;
+    use netstep_core::engine::window::WindowEngine;
+    let s = scenario_file(INCAST, &[]);
+    let kept = run_reference(&s);
+    let pauses = kept.pfc_events.iter().filter(|e| e.pause).count() as u64;
+    assert_eq!(
+        (kept.pfc_pauses, kept.pfc_resumes),
+        (pauses, kept.pfc_events.len() as u64 - pauses)
+    );
+    for threads in [1, 4] {
+        let config = EngineConfig {
+            threads,
+            window: WindowMode::Exact,
+            end: s.meta.duration,
+        };
+        let mut sink = PfcWindows::default();
+        let out = WindowEngine::new(&s.model, config)
+            .unwrap()
+            .run_traced(|_| {}, &mut sink)
+            .expect("run");
+        assert!(out.pfc_events.is_empty(), "{threads} threads: frames kept");
+        assert_eq!(
+            (out.pfc_pauses, out.pfc_resumes),
+            (kept.pfc_pauses, kept.pfc_resumes)
+        );
+        assert!(sink.0.len() > 1, "one window held every frame");
+        for window in &sink.0 {
+            assert!(!window.is_empty() && window.is_sorted());
+        }
+        for pair in sink.0.windows(2) {
+            assert!(pair[0].last().unwrap().time_ps < pair[1][0].time_ps);
+        }
+        assert_eq!(sink.0.concat(), kept.pfc_events, "{threads} threads");
+    }
+}
+
+/// `netstep run` writes the frames to `pfc_events.parquet` as the run goes, and with
+/// `--format hpcc-m3` to `pfc.txt` from it: the same frames the engine keeps in memory, in
+/// order, and the summary counts them.
+#[test]
+fn the_run_folder_holds_every_frame() {
+    let s = scenario_file(INCAST, &[]);
+    let kept = run_window(&s, 1, WindowMode::Exact);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
+        .args([
+            "run",
+            INCAST,
+            "--threads",
+            "2",
+            "--format",
+            "hpcc-m3",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let mut read = Vec::new();
+    netstep_trace::read_pfc_events(&out.join("pfc_events.parquet"), |rows| {
+        read.extend_from_slice(rows)
+    })
+    .unwrap();
+    assert_eq!(read, kept.pfc_events);
+    let ids = netstep::hpcc::export::simulator_ids(&s);
+    let txt = std::fs::read_to_string(out.join("pfc.txt")).unwrap();
+    assert_eq!(
+        txt,
+        netstep::hpcc::export::pfc_txt(&s, &ids, &kept.pfc_events)
+    );
+    assert_eq!(txt.lines().count(), kept.pfc_events.len());
+    let summary = String::from_utf8_lossy(&done.stdout);
+    let line = format!(
+        "{} PAUSE, {} RESUME frames",
+        kept.pfc_pauses, kept.pfc_resumes
+    );
+    assert!(summary.contains(&line), "{summary}");
+}

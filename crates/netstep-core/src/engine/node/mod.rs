@@ -96,6 +96,14 @@ impl NodeState {
         }
     }
 
+    /// The switch's state, mutably, if this is a switch.
+    pub fn switch_mut(&mut self) -> Option<&mut SwitchState> {
+        match &mut self.role {
+            Role::Host(_) => None,
+            Role::Switch(s) => Some(s),
+        }
+    }
+
     /// Senders of the flows sourced here (none at a switch).
     pub fn senders(&self) -> &[Option<Sender>] {
         self.host().map_or(&[], |h| &h.senders)
