@@ -103,6 +103,13 @@ impl MaybeTime {
     }
 }
 
+impl Default for MaybeTime {
+    /// No time.
+    fn default() -> MaybeTime {
+        MaybeTime::NONE
+    }
+}
+
 impl Add for SimTime {
     type Output = SimTime;
     #[inline]

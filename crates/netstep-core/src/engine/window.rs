@@ -351,6 +351,8 @@ impl<'m> WindowEngine<'m> {
             sampling::queues(&self.chunks, model, next_sample, &mut sample_rows, trace);
         }
         let stats = self.stats;
+        self.chunks.iter_mut().for_each(Chunk::release_run_buffers);
+        self.inboxes = Vec::new();
         Ok(collect_output(
             model,
             self.chunks

@@ -6,7 +6,7 @@
 //! nothing.
 
 use super::{FailureReason, TransportOut};
-use crate::units::SimTime;
+use crate::units::{MaybeTime, SimTime};
 
 /// A timer's identity inside its transport: a kind (which timer: retransmission, pacing, a
 /// rate control's own) in the top four bits of the event's `u32` token and a generation (the
@@ -57,10 +57,11 @@ impl TimerToken {
 /// per ACK): the pending one, when it fires before the deadline, is set again for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RtoTimer {
-    /// When the timeout happens (`None`: not armed).
-    deadline: Option<SimTime>,
-    /// When the pending timer event fires (`None` when none is pending).
-    event_at: Option<SimTime>,
+    /// When the timeout happens (none: not armed; one word, as the sender of each of a
+    /// million flows keeps one).
+    deadline: MaybeTime,
+    /// When the pending timer event fires (none when none is pending).
+    event_at: MaybeTime,
     /// Generation of the latest event.
     generation: u32,
 }
@@ -69,15 +70,15 @@ impl RtoTimer {
     /// Whether a timeout is armed.
     #[inline]
     pub fn is_armed(&self) -> bool {
-        self.deadline.is_some()
+        !self.deadline.is_none()
     }
 
     /// Arms the timeout for `deadline` (timer `kind`), setting an event only when none is
     /// pending at or before it.
     #[inline]
     pub fn arm(&mut self, deadline: SimTime, kind: u32, out: &mut TransportOut) {
-        self.deadline = Some(deadline);
-        if self.event_at.is_none_or(|at| deadline < at) {
+        self.deadline = MaybeTime::at(deadline);
+        if self.event_at.get().is_none_or(|at| deadline < at) {
             self.schedule(deadline, kind, out);
         }
     }
@@ -85,7 +86,7 @@ impl RtoTimer {
     /// Disarms the timeout (a pending event then does nothing).
     #[inline]
     pub fn disarm(&mut self) {
-        self.deadline = None;
+        self.deadline = MaybeTime::NONE;
     }
 
     /// A timer event of this timer (`token`, of timer `kind`) fired at `now`: whether the
@@ -101,8 +102,8 @@ impl RtoTimer {
         if !token.is_current(self.generation) {
             return false;
         }
-        self.event_at = None;
-        match self.deadline {
+        self.event_at = MaybeTime::NONE;
+        match self.deadline.get() {
             Some(deadline) if deadline <= now => true,
             Some(deadline) => {
                 self.schedule(deadline, kind, out);
@@ -115,7 +116,7 @@ impl RtoTimer {
     /// Sets the timer event for `at` (a newer generation retires any pending).
     fn schedule(&mut self, at: SimTime, kind: u32, out: &mut TransportOut) {
         self.generation = self.generation.wrapping_add(1);
-        self.event_at = Some(at);
+        self.event_at = MaybeTime::at(at);
         out.timers
             .push((at, TimerToken::new(kind, self.generation).encode()));
     }

@@ -85,7 +85,9 @@ impl Owner for SwitchState {
 }
 
 impl SwitchState {
-    /// Handles one event at this switch; returns whether it did something.
+    /// Handles one event at this switch; returns whether it did something. (Never inlined:
+    /// the event loop around it is then inlined whole, `benches/hop-cost`.)
+    #[inline(never)]
     pub(super) fn handle(
         &mut self,
         event: Event,

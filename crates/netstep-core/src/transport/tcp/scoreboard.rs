@@ -15,6 +15,10 @@
 //!   lost counts once, every retransmitted one not SACKed once more,
 //! - a cursor (`HighRxt + 1`): every segment below it is SACKed or retransmitted, so `NextSeg`
 //!   scans each segment at most once per loss episode.
+//!
+//! The two facts are stored from `una` up to the highest segment that has one; the segments
+//! above it have neither, so a sender that never sees a SACK block or a retransmission stores
+//! none and its scoreboard allocates nothing.
 
 use std::collections::VecDeque;
 
@@ -31,6 +35,9 @@ const FULL_SCAN_BLOCK: u32 = 64;
 pub struct Scoreboard {
     dupthresh: usize,
     una: u32,
+    /// End of the window: segments below it have been sent.
+    high: u32,
+    /// The facts of the segments from `una` on; those past its end have none.
     flags: VecDeque<u8>,
     sacked: u32,
     retx_unsacked: u32,
@@ -48,10 +55,11 @@ impl Scoreboard {
         Scoreboard {
             dupthresh: dupthresh.max(1) as usize,
             una: 0,
+            high: 0,
             flags: VecDeque::new(),
             sacked: 0,
             retx_unsacked: 0,
-            top: Vec::with_capacity(dupthresh.max(1) as usize),
+            top: Vec::new(),
             lost_below: 0,
             sacked_below: 0,
             high_sacked: None,
@@ -60,22 +68,35 @@ impl Scoreboard {
     }
 
     fn high(&self) -> u32 {
-        self.una + self.flags.len() as u32
+        self.high
     }
 
     fn flag(&self, seq: u32) -> u8 {
-        self.flags[(seq - self.una) as usize]
+        debug_assert!(seq >= self.una && seq < self.high);
+        self.flags
+            .get((seq - self.una) as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The stored facts of `seq` (in the window), stored from here on.
+    fn flag_mut(&mut self, seq: u32) -> &mut u8 {
+        debug_assert!(seq >= self.una && seq < self.high);
+        let i = (seq - self.una) as usize;
+        if self.flags.len() <= i {
+            self.flags.resize(i + 1, 0);
+        }
+        &mut self.flags[i]
     }
 
     /// Segments up to `high` (exclusive) have been sent.
     pub fn sent_up_to(&mut self, high: u32) {
-        while self.high() < high {
-            self.flags.push_back(0);
-        }
+        self.high = self.high.max(high);
     }
 
     /// The cumulative ACK point moved to `una`.
     pub fn advance(&mut self, una: u32) {
+        self.high = self.high.max(una);
         while self.una < una {
             let Some(f) = self.flags.pop_front() else {
                 self.una = una;
@@ -136,12 +157,12 @@ impl Scoreboard {
 
     /// Marks one segment SACKed; false when it already was.
     fn mark(&mut self, seq: u32) -> bool {
-        let i = (seq - self.una) as usize;
-        let f = self.flags[i];
+        let slot = self.flag_mut(seq);
+        let f = *slot;
         if f & SACKED != 0 {
             return false;
         }
-        self.flags[i] = f | SACKED;
+        *slot = f | SACKED;
         self.sacked += 1;
         if f & RETX != 0 {
             self.retx_unsacked -= 1;
@@ -197,7 +218,7 @@ impl Scoreboard {
     /// RFC 6675 `pipe`: segments presumed in the network.
     pub fn pipe(&self) -> u32 {
         let lost = (self.lost_below - self.una) - self.sacked_below;
-        self.flags.len() as u32 - self.sacked - lost + self.retx_unsacked
+        (self.high - self.una) - self.sacked - lost + self.retx_unsacked
     }
 
     /// Segments SACKed above the cumulative point.
@@ -242,9 +263,9 @@ impl Scoreboard {
 
     /// `seq` (in the window, not SACKed) is being sent again.
     pub fn retransmitted(&mut self, seq: u32) {
-        let i = (seq - self.una) as usize;
-        if self.flags[i] & (SACKED | RETX) == 0 {
-            self.flags[i] |= RETX;
+        let slot = self.flag_mut(seq);
+        if *slot & (SACKED | RETX) == 0 {
+            *slot |= RETX;
             self.retx_unsacked += 1;
         }
         self.cursor = self.cursor.max(seq + 1);
