@@ -272,48 +272,26 @@ impl TraceWriter {
             .name("netstep-trace-writer".into())
             .spawn(move || {
                 let mut written = 0u64;
-                let parquet_error = |e: ArrowError| TraceError::Parquet {
-                    path: dir.clone(),
-                    message: e.to_string(),
-                };
                 for batch in receiver {
-                    match batch {
+                    written += match batch {
                         Batch::Hops(rows) => {
-                            written += rows.len() as u64;
-                            if let Some(w) = hops_writer.as_mut() {
-                                w.write(&packet_hops_batch(&rows).map_err(parquet_error)?)?;
-                            }
+                            write_rows(&mut hops_writer, &rows, packet_hops_batch, &dir)?
                         }
                         Batch::Samples(rows) => {
-                            written += rows.len() as u64;
-                            if let Some(w) = samples_writer.as_mut() {
-                                w.write(&queue_samples_batch(&rows).map_err(parquet_error)?)?;
-                            }
+                            write_rows(&mut samples_writer, &rows, queue_samples_batch, &dir)?
                         }
                         Batch::Cc(rows) => {
-                            written += rows.len() as u64;
-                            if let Some(w) = cc_writer.as_mut() {
-                                w.write(&cc_samples_batch(&rows).map_err(parquet_error)?)?;
-                            }
+                            write_rows(&mut cc_writer, &rows, cc_samples_batch, &dir)?
                         }
                         Batch::Pfc(rows) => {
-                            written += rows.len() as u64;
-                            if let Some(w) = pfc_writer.as_mut() {
-                                w.write(&pfc_events_batch(&rows).map_err(parquet_error)?)?;
-                            }
+                            write_rows(&mut pfc_writer, &rows, pfc_events_batch, &dir)?
                         }
-                    }
+                    };
                 }
-                if let Some(w) = pfc_writer {
-                    w.finish()?;
-                }
-                if let Some(w) = cc_writer {
-                    w.finish()?;
-                }
-                if let Some(w) = hops_writer {
-                    w.finish()?;
-                }
-                if let Some(w) = samples_writer {
+                for w in [pfc_writer, cc_writer, hops_writer, samples_writer]
+                    .into_iter()
+                    .flatten()
+                {
                     w.finish()?;
                 }
                 Ok(written)
@@ -363,30 +341,47 @@ impl TraceWriter {
     }
 }
 
+/// Writes `rows`, built into a batch by `build`, when the table is written (`writer`);
+/// returns how many rows there were.
+fn write_rows<T>(
+    writer: &mut Option<TableWriter>,
+    rows: &[T],
+    build: fn(&[T]) -> Result<RecordBatch, ArrowError>,
+    dir: &Path,
+) -> Result<u64, TraceError> {
+    if let Some(w) = writer.as_mut() {
+        let batch = build(rows).map_err(|e| TraceError::Parquet {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        w.write(&batch)?;
+    }
+    Ok(rows.len() as u64)
+}
+
+/// Moves `more` into `buffer` (counting the rows in `rows`); a buffer that reached
+/// [`BATCH_ROWS`] is handed back whole, to be sent, and starts again empty.
+fn fill<T>(rows: &mut u64, buffer: &mut Vec<T>, more: &mut Vec<T>) -> Option<Vec<T>> {
+    *rows += more.len() as u64;
+    buffer.append(more);
+    (buffer.len() >= BATCH_ROWS).then(|| std::mem::replace(buffer, Vec::with_capacity(BATCH_ROWS)))
+}
+
 impl TraceSink for TraceWriter {
     fn hops(&mut self, records: &mut Vec<HopRecord>) {
-        self.rows += records.len() as u64;
-        self.hops.append(records);
-        if self.hops.len() >= BATCH_ROWS {
-            let batch = std::mem::replace(&mut self.hops, Vec::with_capacity(BATCH_ROWS));
+        if let Some(batch) = fill(&mut self.rows, &mut self.hops, records) {
             self.send(Batch::Hops(batch));
         }
     }
 
     fn samples(&mut self, rows: &mut Vec<QueueSample>) {
-        self.rows += rows.len() as u64;
-        self.samples.append(rows);
-        if self.samples.len() >= BATCH_ROWS {
-            let batch = std::mem::replace(&mut self.samples, Vec::with_capacity(BATCH_ROWS));
+        if let Some(batch) = fill(&mut self.rows, &mut self.samples, rows) {
             self.send(Batch::Samples(batch));
         }
     }
 
     fn cc_samples(&mut self, rows: &mut Vec<CcSample>) {
-        self.rows += rows.len() as u64;
-        self.cc.append(rows);
-        if self.cc.len() >= BATCH_ROWS {
-            let batch = std::mem::replace(&mut self.cc, Vec::with_capacity(BATCH_ROWS));
+        if let Some(batch) = fill(&mut self.rows, &mut self.cc, rows) {
             self.send(Batch::Cc(batch));
         }
     }
@@ -396,10 +391,7 @@ impl TraceSink for TraceWriter {
     }
 
     fn pfc(&mut self, rows: &mut Vec<PfcEvent>) {
-        self.rows += rows.len() as u64;
-        self.pfc.append(rows);
-        if self.pfc.len() >= BATCH_ROWS {
-            let batch = std::mem::replace(&mut self.pfc, Vec::with_capacity(BATCH_ROWS));
+        if let Some(batch) = fill(&mut self.rows, &mut self.pfc, rows) {
             self.send(Batch::Pfc(batch));
         }
     }

@@ -1,21 +1,6 @@
 //! The command line as a user meets it.
 
-use std::process::Command;
-
-fn netstep() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_netstep"))
-}
-
-/// Runs `command`, asserting it succeeded (its stderr as the message); returns its output.
-fn run_ok(command: &mut Command) -> std::process::Output {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
+use crate::common::{netstep, run_ok};
 
 #[test]
 fn run_without_arguments_runs_the_quickstart() {

@@ -6,6 +6,22 @@ use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::{EngineConfig, RunOutput, WindowMode, reference};
 use netstep_scenario::Scenario;
 
+/// The `netstep` binary, as a command.
+pub fn netstep() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
+}
+
+/// Runs `command`, asserting it succeeded (its stderr as the message); returns its output.
+pub fn run_ok(command: &mut std::process::Command) -> std::process::Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -301,24 +301,19 @@ fn the_run_folder_holds_every_frame() {
     let kept = run_window(&s, 1, WindowMode::Exact);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let done = std::process::Command::new(env!("CARGO_BIN_EXE_netstep"))
-        .args([
-            "run",
-            INCAST,
-            "--threads",
-            "2",
-            "--format",
-            "hpcc-m3",
-            "--out",
-        ])
-        .arg(&out)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
+    let done = run_ok(
+        netstep()
+            .args([
+                "run",
+                INCAST,
+                "--threads",
+                "2",
+                "--format",
+                "hpcc-m3",
+                "--out",
+            ])
+            .arg(&out)
+            .current_dir(repo()),
     );
     let mut read = Vec::new();
     netstep_trace::read_pfc_events(&out.join("pfc_events.parquet"), |rows| {
