@@ -92,18 +92,51 @@ FlowKeyOfPacket(Ptr<const Packet> p)
     return FlowKey((uint16_t(b[off]) << 8) | b[off + 1], (uint16_t(b[off + 2]) << 8) | b[off + 3]);
 }
 
+/// `--sends`: one line per segment a sender hands to IP (time, flow, sequence number, payload).
+std::ofstream g_txLog;
+
+/// `--drops`: one line per dropped packet (time, node, flow, direction, TCP sequence and
+/// acknowledgement numbers, size), for tracing where two simulators part.
+std::ofstream g_dropLog;
+
+/// The TCP sequence and acknowledgement numbers of a packet that may start with a PPP
+/// and/or an IPv4 header (0, 0 when there is no TCP header).
+std::pair<uint32_t, uint32_t>
+TcpNumbers(Ptr<const Packet> p)
+{
+    uint8_t b[64];
+    const uint32_t n = p->CopyData(b, sizeof b);
+    uint32_t off = n >= 2 && b[0] == 0x00 && b[1] == 0x21 ? 2 : 0;
+    if (n >= off + 20 && (b[off] >> 4) == 4 && b[off + 9] == 6)
+        off += (b[off] & 0x0f) * 4;
+    if (n < off + 12)
+        return {0, 0};
+    auto word = [&](uint32_t at) {
+        return (uint32_t(b[at]) << 24) | (uint32_t(b[at + 1]) << 16) |
+               (uint32_t(b[at + 2]) << 8) | b[at + 3];
+    };
+    return {word(off + 4), word(off + 8)};
+}
+
 void
-CountDrop(Ptr<const Packet> p)
+CountDrop(uint32_t node, Ptr<const Packet> p)
 {
     const int64_t key = FlowKeyOfPacket(p);
     if (key < 0)
         ++g_unattributed;
     else
         (key % 2 == 0 ? g_flows[key / 2].dropsData : g_flows[key / 2].dropsAck)++;
+    if (g_dropLog.is_open())
+    {
+        const auto [seq, ack] = TcpNumbers(p);
+        g_dropLog << Simulator::Now().GetPicoSeconds() << ',' << node << ','
+                  << (key < 0 ? -1 : key / 2) << ',' << (key < 0 ? -1 : key % 2) << ',' << seq
+                  << ',' << ack << ',' << p->GetSize() << '\n';
+    }
 }
 
-void OnDeviceDrop(Ptr<const Packet> p) { ++g_deviceDrops; CountDrop(p); }
-void OnTcDrop(Ptr<const Packet> p) { ++g_tcDrops; CountDrop(p); }
+void OnDeviceDrop(uint32_t node, Ptr<const Packet> p) { ++g_deviceDrops; CountDrop(node, p); }
+void OnTcDrop(uint32_t node, Ptr<const Packet> p) { ++g_tcDrops; CountDrop(node, p); }
 void OnQdiscDrop(Ptr<const QueueDiscItem>) { ++g_qdiscDrops; }
 void OnIpv4Drop(const Ipv4Header&, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>,
                 uint32_t) { ++g_ipv4Drops; }
@@ -259,8 +292,13 @@ class PathRoutingHelper : public Ipv4RoutingHelper
 };
 
 void
-OnTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>)
+OnTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
+    if (g_txLog.is_open())
+    {
+        g_txLog << Simulator::Now().GetPicoSeconds() << ',' << flow << ','
+                << h.GetSequenceNumber().GetValue() << ',' << p->GetSize() << '\n';
+    }
     Flow& f = g_flows[flow];
     if (f.firstDataTxPs < 0 && p->GetSize() > 0)
     {
@@ -299,6 +337,28 @@ OnSinkRx(uint32_t flow, Ptr<const Packet> p, const Address&)
     }
 }
 
+/// `--windows`: every change of a sender's cwnd, ssthresh and bytes in flight (time, flow,
+/// which, old, new), for tracing where two simulators part.
+std::ofstream g_windowLog;
+
+void
+OnWindow(uint32_t flow, const char* which, uint32_t before, uint32_t after)
+{
+    g_windowLog << Simulator::Now().GetPicoSeconds() << ',' << flow << ',' << which << ','
+                << before << ',' << after << '\n';
+}
+
+void OnCwnd(uint32_t flow, uint32_t a, uint32_t b) { OnWindow(flow, "cwnd", a, b); }
+void OnSsthresh(uint32_t flow, uint32_t a, uint32_t b) { OnWindow(flow, "ssthresh", a, b); }
+void OnInFlight(uint32_t flow, uint32_t a, uint32_t b) { OnWindow(flow, "inflight", a, b); }
+
+void
+OnRto(uint32_t flow, Time a, Time b)
+{
+    g_windowLog << Simulator::Now().GetPicoSeconds() << ',' << flow << ",rto_ps,"
+                << a.GetPicoSeconds() << ',' << b.GetPicoSeconds() << '\n';
+}
+
 /// Runs right after the flow's BulkSendApplication::StartApplication (same instant, later
 /// event): its socket exists and has sent only the SYN. Hooks the traces and the counting
 /// congestion control onto it.
@@ -314,6 +374,16 @@ AttachSender(uint32_t flow)
     ok = ok && sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
     ok = ok && sock->TraceConnectWithoutContext("Retransmission",
                                                 MakeBoundCallback(&OnRetransmission, flow));
+    if (g_windowLog.is_open())
+    {
+        ok = ok && sock->TraceConnectWithoutContext("CongestionWindow",
+                                                    MakeBoundCallback(&OnCwnd, flow));
+        ok = ok && sock->TraceConnectWithoutContext("SlowStartThreshold",
+                                                    MakeBoundCallback(&OnSsthresh, flow));
+        ok = ok && sock->TraceConnectWithoutContext("BytesInFlight",
+                                                    MakeBoundCallback(&OnInFlight, flow));
+        ok = ok && sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, flow));
+    }
     NS_ABORT_MSG_IF(!ok, "a TcpSocketBase trace source is missing");
 }
 
@@ -448,7 +518,9 @@ BuildFatTree(uint32_t k, const std::string& rate, const std::string& delay, uint
                 net.hostAddr[node] = ifc.GetAddress(side);
             }
             auto p2pDev = DynamicCast<PointToPointNetDevice>(dev);
-            p2pDev->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnDeviceDrop));
+            p2pDev->GetQueue()->TraceConnectWithoutContext(
+                "Drop",
+                MakeBoundCallback(&OnDeviceDrop, node));
             p2pDev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTx));
             net.ifOf[node][side ? a : b] = ifc.Get(side).second;
             neighbours.emplace_back(node, ifc.Get(side).second, ifc.GetAddress(1 - side));
@@ -481,7 +553,7 @@ BuildFatTree(uint32_t k, const std::string& rate, const std::string& delay, uint
         Ptr<Node> node = net.nodes.Get(n);
         bool ok = node->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
             "TcDrop",
-            MakeCallback(&OnTcDrop));
+            MakeBoundCallback(&OnTcDrop, n));
         ok = ok && node->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
                        "Drop",
                        MakeCallback(&OnIpv4Drop));
@@ -581,7 +653,37 @@ main(int argc, char* argv[])
     cmd.AddValue("delay", "link propagation delay", delay);
     cmd.AddValue("buffer", "switch egress buffer in bytes", buffer);
     cmd.AddValue("recovery", "prr (TcpPrrRecovery, ns-3's default) or classic", recovery);
+    std::string dropsFile;
+    cmd.AddValue("drops",
+                 "optional: every dropped packet (CSV: time_ps,node,flow,dir,seq,ack,size)",
+                 dropsFile);
+    std::string windowsFile;
+    cmd.AddValue("windows",
+                 "optional: every sender's cwnd, ssthresh and bytes-in-flight change (CSV)",
+                 windowsFile);
+    std::string sendsFile;
+    cmd.AddValue("sends",
+                 "optional: every segment a sender hands to IP (CSV: time_ps,flow,seq,payload)",
+                 sendsFile);
     cmd.Parse(argc, argv);
+    if (!windowsFile.empty())
+    {
+        g_windowLog.open(windowsFile);
+        NS_ABORT_MSG_IF(!g_windowLog, "cannot write " << windowsFile);
+        g_windowLog << "time_ps,flow,which,before,after\n";
+    }
+    if (!sendsFile.empty())
+    {
+        g_txLog.open(sendsFile);
+        NS_ABORT_MSG_IF(!g_txLog, "cannot write " << sendsFile);
+        g_txLog << "time_ps,flow,seq,payload\n";
+    }
+    if (!dropsFile.empty())
+    {
+        g_dropLog.open(dropsFile);
+        NS_ABORT_MSG_IF(!g_dropLog, "cannot write " << dropsFile);
+        g_dropLog << "time_ps,node,flow,dir,seq,ack,size\n";
+    }
     NS_ABORT_MSG_IF(k < 2 || k % 2, "k must be even");
     NS_ABORT_MSG_IF(recovery != "prr" && recovery != "classic", "--recovery: prr or classic");
     g_flows = ReadFlows(flowsFile);

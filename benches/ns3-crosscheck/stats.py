@@ -1,9 +1,14 @@
 """The comparison of `run`'s two simulators: per size bucket and per k, and the Markdown.
 
 The floor columns compare netstep with itself on the same flow list with every start moved by
-up to 10 ns (uniform, seeded): how far two runs of one simulator drift apart flow by flow
-once the first tie breaks differently on a lossy fabric, the least any second simulator
-could be expected to differ by.
+up to 10 ns (uniform, seeded; `--floor-draws` draws, columns `jitter{i}_fct_ns`): how far
+two runs of one simulator drift apart once the first tie breaks differently on a lossy
+fabric, the least any second simulator could be expected to differ by. Each draw gives one
+value of each statistic (nW1 of the run against the draw, paired median |ln FCT ratio|,
+timeouts); the tables give their median and maximum over the draws. Were ns-3 and netstep the
+same model, ns-3's run would be one more such draw, so its nW1 against netstep would fall
+below the draws' maximum with probability D/(D+1) for D draws: "within floor" says whether it
+does.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ BUCKETS = (
 )
 TOTALS_HEAD = (
     "| k | seeds | flows | netstep wall s | ns-3 Run() wall s | speed-up | packet-hops "
-    "| unfinished | flows with RTO | RTOs | drops (ns-3: device + TC) |"
+    "| unfinished | flows with RTO | RTOs | netstep floor: flows with RTO, RTOs, flows' drops "
+    "(min-max) | drops (ns-3: device + TC) |"
 )
 BUCKETS_HEAD = (
     "| k | size | flows | slowdown p50 | p90 | p99 | ns-3 from app start p50 / p99 "
-    "| nW1 | median abs ln FCT ratio | floor nW1 | floor median abs ln |"
+    "| nW1 | median abs ln FCT ratio | floor nW1 median / max | floor median abs ln median "
+    "/ max | nW1 within floor |"
 )
 
 
@@ -59,6 +66,21 @@ def pcts(x: np.ndarray) -> list[float | None]:
     return [float(v) for v in np.quantile(x, [0.5, 0.9, 0.99])]
 
 
+def draws(flows: pl.DataFrame) -> int:
+    """How many floor draws the join holds (`jitter{i}_fct_ns` columns)."""
+    return sum(
+        1 for c in flows.columns if c.startswith("jitter") and c.endswith("_fct_ns")
+    )
+
+
+def spread(values: list[float | None]) -> list[float | None]:
+    """Median and maximum of the draws' values (None when there are none)."""
+    got = [v for v in values if v is not None]
+    if not got:
+        return [None, None]
+    return [float(np.median(got)), float(np.max(got))]
+
+
 def bucket_stats(flows: pl.DataFrame) -> list[dict]:
     """Per size bucket: counts, slowdown percentiles, nW1 and the paired FCT difference."""
     out = []
@@ -71,7 +93,15 @@ def bucket_stats(flows: pl.DataFrame) -> list[dict]:
         n3 = (sel["ns3_fct_ns"] / ideal).drop_nulls().to_numpy()
         n3_app = (sel["ns3_fct_app_ns"] / ideal).drop_nulls().to_numpy()
         both = sel.drop_nulls(["netstep_fct_ns", "ns3_fct_ns"])
-        jitter = (sel["jitter_fct_ns"] / ideal).drop_nulls().to_numpy()
+        floor_nw1, floor_ln = [], []
+        for i in range(draws(flows)):
+            jitter = (sel[f"jitter{i}_fct_ns"] / ideal).drop_nulls().to_numpy()
+            floor_nw1.append(
+                normalized_w1(ns, jitter) if ns.size and jitter.size else None
+            )
+            floor_ln.append(paired_ln(sel["netstep_fct_ns"], sel[f"jitter{i}_fct_ns"]))
+        nw1 = normalized_w1(n3, ns) if ns.size and n3.size else None
+        floor = spread(floor_nw1)
         out.append(
             {
                 "bucket": name,
@@ -83,17 +113,18 @@ def bucket_stats(flows: pl.DataFrame) -> list[dict]:
                 "ns3_slowdown_from_app_start_p50_p90_p99": pcts(n3_app),
                 "netstep_below_ideal": int(np.sum(ns < 1)),
                 "ns3_below_ideal": int(np.sum(n3 < 1)),
-                "nw1_slowdown": normalized_w1(n3, ns) if ns.size and n3.size else None,
+                "nw1_slowdown": nw1,
                 "paired_flows": both.height,
                 "paired_median_abs_ln_fct_ratio": paired_ln(
                     sel["netstep_fct_ns"], sel["ns3_fct_ns"]
                 ),
-                "floor_nw1_slowdown": normalized_w1(ns, jitter)
-                if ns.size and jitter.size
-                else None,
-                "floor_median_abs_ln_fct_ratio": paired_ln(
-                    sel["netstep_fct_ns"], sel["jitter_fct_ns"]
-                ),
+                "floor_nw1_slowdown_draws": floor_nw1,
+                "floor_nw1_slowdown_median_max": floor,
+                "floor_median_abs_ln_fct_ratio_draws": floor_ln,
+                "floor_median_abs_ln_fct_ratio_median_max": spread(floor_ln),
+                "nw1_within_floor": None
+                if nw1 is None or floor[1] is None
+                else bool(nw1 <= floor[1]),
             }
         )
     return out
@@ -125,6 +156,11 @@ def per_k(k: int, runs: list[dict]) -> dict:
         "netstep_timeouts": int(flows["netstep_timeouts"].sum()),
         "ns3_flows_with_timeout": int((flows["ns3_timeouts"] > 0).sum()),
         "ns3_timeouts": int(flows["ns3_timeouts"].sum()),
+        "floor_flows_with_timeout_min_max": floor_counts(
+            flows, lambda t: (t > 0).sum()
+        ),
+        "floor_timeouts_min_max": floor_counts(flows, lambda t: t.sum()),
+        "floor_flow_drops_min_max": floor_counts(flows, lambda t: t.sum(), "drops"),
         "ns3_ca_loss_entries": int(flows["ns3_loss_states"].sum()),
         "netstep_retransmits": int(flows["netstep_retransmits"].sum()),
         "ns3_retransmissions": int(flows["ns3_retransmits"].sum()),
@@ -136,6 +172,15 @@ def per_k(k: int, runs: list[dict]) -> dict:
         "ns3_unattributed_drops": sum(r["unattributed_drops"] for r in n3),
         "buckets": bucket_stats(flows),
     }
+
+
+def floor_counts(flows: pl.DataFrame, count, what: str = "timeouts") -> list[int]:
+    """Smallest and largest `count(column)` over netstep's run and its floor draws, for
+    the per-flow `what` (timeouts or drops)."""
+    columns = [f"netstep_{what}"]
+    columns += [f"jitter{i}_{what}" for i in range(draws(flows))]
+    values = [int(count(flows[c])) for c in columns]
+    return [min(values), max(values)]
 
 
 def fmt(x: float | None, digits: int = 2) -> str:
@@ -150,6 +195,21 @@ def fmt(x: float | None, digits: int = 2) -> str:
 def pair(a: float | None, b: float | None, digits: int = 2) -> str:
     """`netstep / ns-3` cell."""
     return f"{fmt(a, digits)} / {fmt(b, digits)}"
+
+
+def span(lo_hi: list[int]) -> str:
+    """`min-max` cell."""
+    return f"{lo_hi[0]:,}-{lo_hi[1]:,}"
+
+
+def slash(median_max: list[float | None]) -> str:
+    """`median / max` cell, three digits."""
+    return f"{fmt(median_max[0], 3)} / {fmt(median_max[1], 3)}"
+
+
+def within(flag: bool | None) -> str:
+    """The verdict cell."""
+    return "-" if flag is None else ("yes" if flag else "no")
 
 
 def markdown(results: list[dict], recovery: str, sets: list[str]) -> str:
@@ -173,7 +233,10 @@ def markdown(results: list[dict], recovery: str, sets: list[str]) -> str:
             f"| {pair(r['netstep_packet_hops'], r['ns3_packet_hops'])} "
             f"| {pair(r['netstep_unfinished'], r['ns3_unfinished'])} "
             f"| {pair(r['netstep_flows_with_timeout'], r['ns3_flows_with_timeout'])} "
-            f"| {pair(r['netstep_timeouts'], r['ns3_timeouts'])} | {n3_drops} |"
+            f"| {pair(r['netstep_timeouts'], r['ns3_timeouts'])} "
+            f"| {span(r['floor_flows_with_timeout_min_max'])}, "
+            f"{span(r['floor_timeouts_min_max'])}, "
+            f"{span(r['floor_flow_drops_min_max'])} | {n3_drops} |"
         )
     lines += [
         "",
@@ -188,7 +251,8 @@ def markdown(results: list[dict], recovery: str, sets: list[str]) -> str:
                 f"| {r['k']} | {b['bucket']} | {b['flows']:,} | {pair(ns[0], n3[0])} "
                 f"| {pair(ns[1], n3[1])} | {pair(ns[2], n3[2])} | {fmt(app[0])} / {fmt(app[2])} "
                 f"| {fmt(b['nw1_slowdown'], 3)} | {fmt(b['paired_median_abs_ln_fct_ratio'], 3)} "
-                f"| {fmt(b['floor_nw1_slowdown'], 3)} "
-                f"| {fmt(b['floor_median_abs_ln_fct_ratio'], 3)} |"
+                f"| {slash(b['floor_nw1_slowdown_median_max'])} "
+                f"| {slash(b['floor_median_abs_ln_fct_ratio_median_max'])} "
+                f"| {within(b['nw1_within_floor'])} |"
             )
     return "\n".join(lines)

@@ -216,7 +216,7 @@ fn reference_states_the_transport_defaults() {
     use netstep_core::transport::rdma::timely::TimelySpec;
     use netstep_core::transport::rdma::{RdmaCc, RdmaSpec, Recovery};
     use netstep_core::transport::tcp::{
-        FctFrom, Recovery as TcpRecovery, RecoveryExit, RttSampling, TcpSpec,
+        FctFrom, Recovery as TcpRecovery, RecoveryExit, RttSampling, SsthreshFrom, TcpSpec,
     };
     let t = TcpSpec::new(CcSpec::NewReno);
     check_table(
@@ -258,6 +258,26 @@ fn reference_states_the_transport_defaults() {
                 match t.recovery_exit {
                     RecoveryExit::Flight => "`\"flight\"`".into(),
                     RecoveryExit::Ssthresh => "`\"ssthresh\"`".into(),
+                },
+            ),
+            (
+                "recovery_rto",
+                if t.recovery_restarts_rto {
+                    "`\"restart\"`".into()
+                } else {
+                    "`\"keep\"`".into()
+                },
+            ),
+            (
+                "partial_ack_retransmit",
+                t.partial_ack_retransmit.to_string(),
+            ),
+            (
+                "ssthresh_from",
+                match t.ssthresh_from {
+                    SsthreshFrom::Flight => "`\"flight\"`".into(),
+                    SsthreshFrom::Pipe => "`\"pipe\"`".into(),
+                    SsthreshFrom::Cwnd => "`\"cwnd\"`".into(),
                 },
             ),
             ("handshake", t.handshake.to_string()),

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use netstep_core::transport::tcp::{FctFrom, Recovery, RecoveryExit, RttSampling, TcpSpec};
+use netstep_core::transport::tcp::{
+    FctFrom, Recovery, RecoveryExit, RttSampling, SsthreshFrom, TcpSpec,
+};
 use netstep_core::transport::{CcSpec, TransportSpec};
 use netstep_core::units::{Bytes, SimTime};
 use serde::{Deserialize, Serialize};
@@ -99,11 +101,13 @@ pub struct TcpConfig {
     ///
     /// Unit: number in (0, 1] · Default: 1/16 · Example: `dctcp_g = 0.0625`
     pub dctcp_g: Option<f64>,
-    /// Sets `sack_blocks`, `sack_option_bytes`, `rtt_sampling`, `recovery` and
-    /// `recovery_exit` together (a field given explicitly wins): `"ns3"` as ns-3 3.44 with
-    /// `Timestamp = false` (4 blocks, option bytes, Karn, PRR, ssthresh), `"linux"` as Linux
-    /// with timestamps (3 blocks, option bytes, echo, PRR, ssthresh); `"netstep"` the defaults.
-    /// Without SACK a profile sets the RTT sampling and the exit rule only. Both profiles open
+    /// Sets `sack_blocks`, `sack_option_bytes`, `rtt_sampling`, `recovery`, `recovery_exit`,
+    /// `ssthresh_from`, `recovery_rto` and `partial_ack_retransmit` together (a field given
+    /// explicitly wins): `"ns3"` as ns-3 3.44 with `Timestamp = false` (4 blocks, option
+    /// bytes, Karn, PRR, ssthresh, pipe, keep, true), `"linux"` as Linux with timestamps (3
+    /// blocks, option bytes, echo, PRR, ssthresh, cwnd, restart, false); `"netstep"` the
+    /// defaults. Without SACK a profile sets the RTT sampling, the exit rule, `ssthresh_from`
+    /// and `recovery_rto` only. Both profiles open
     /// with a handshake: `"ns3"` with 8 option bytes and a 3 s SYN timeout, `"linux"` with 20
     /// and 1 s; and set `abc_limit`: 1 for `"ns3"` (`TcpNewReno::SlowStart`), 0 for
     /// `"linux"` (`tcp_slow_start`).
@@ -149,6 +153,29 @@ pub struct TcpConfig {
     /// Unit: `"flight"` or `"ssthresh"` · Default: `"flight"` · Example:
     /// `recovery_exit = "ssthresh"`
     pub recovery_exit: Option<RecoveryExitConfig>,
+    /// What a loss halves into `ssthresh` (entering fast recovery, a timeout): `"flight"`
+    /// (`FlightSize`, RFC 5681 eq. 4), `"pipe"` (RFC 6675's `pipe`: ns-3 3.44's
+    /// `BytesInFlight()`) or `"cwnd"` (Linux's `tcp_reno_ssthresh`); with `"pipe"` and
+    /// `"cwnd"` a repeated timeout keeps `ssthresh` (RFC 5681 §3.1, ns-3, Linux).
+    ///
+    /// Unit: `"flight"`, `"pipe"` or `"cwnd"` · Default: `"flight"` · Example:
+    /// `ssthresh_from = "pipe"`
+    pub ssthresh_from: Option<SsthreshFromConfig>,
+    /// The retransmission timer in fast recovery: `"restart"` (the fast retransmit and every
+    /// partial ACK restart it: Linux) or `"keep"` (the fast retransmit leaves it running and
+    /// only the first partial ACK restarts it: RFC 6298 §5.1, RFC 6582 §4 "Impatient", ns-3
+    /// 3.44).
+    ///
+    /// Unit: `"restart"` or `"keep"` · Default: `"restart"` · Example:
+    /// `recovery_rto = "keep"`
+    pub recovery_rto: Option<RecoveryRtoConfig>,
+    /// A partial ACK in SACK recovery retransmits at once, whatever the window, the first
+    /// lost segment not yet retransmitted, else the new head unless already retransmitted
+    /// (ns-3 3.44's `ProcessAck`; RFC 6675 and Linux wait until the scoreboard says lost).
+    /// Needs `sack`.
+    ///
+    /// Unit: bool · Default: false · Example: `partial_ack_retransmit = true`
+    pub partial_ack_retransmit: Option<bool>,
     /// A three-way handshake before data: a SYN (`header` + `syn_options` bytes), answered by
     /// a SYN-ACK of the same size, then the initial window (the third ACK is not sent: the
     /// first data segment stands for it, where ns-3 3.44 sends a separate header-only ACK
@@ -237,6 +264,28 @@ pub enum RecoveryExitConfig {
     Ssthresh,
 }
 
+/// `ssthresh_from`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshFromConfig {
+    /// `FlightSize`.
+    Flight,
+    /// RFC 6675 `pipe`.
+    Pipe,
+    /// The congestion window.
+    Cwnd,
+}
+
+/// `recovery_rto`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryRtoConfig {
+    /// The fast retransmit restarts the timer.
+    Restart,
+    /// The timer runs on.
+    Keep,
+}
+
 /// Everything a `profile` sets, each unless its own field is given: the one place the
 /// presets are written.
 struct ProfileSettings {
@@ -245,6 +294,9 @@ struct ProfileSettings {
     rtt_sampling: RttSampling,
     recovery: Recovery,
     recovery_exit: RecoveryExit,
+    ssthresh_from: SsthreshFrom,
+    restart_rto: bool,
+    partial_ack_retransmit: bool,
     abc_limit: u32,
     handshake: bool,
     syn_option_bytes: u32,
@@ -261,6 +313,9 @@ impl TcpProfile {
             rtt_sampling: d.rtt_sampling,
             recovery: d.recovery,
             recovery_exit: d.recovery_exit,
+            ssthresh_from: d.ssthresh_from,
+            restart_rto: d.recovery_restarts_rto,
+            partial_ack_retransmit: d.partial_ack_retransmit,
             abc_limit: d.abc_limit,
             handshake: d.handshake,
             syn_option_bytes: d.syn_option_bytes,
@@ -277,6 +332,9 @@ impl TcpProfile {
                 rtt_sampling: RttSampling::Karn,
                 recovery: if sack { Recovery::PrrNs3 } else { d.recovery },
                 recovery_exit: RecoveryExit::Ssthresh,
+                ssthresh_from: SsthreshFrom::Pipe,
+                restart_rto: false,
+                partial_ack_retransmit: sack,
                 abc_limit: 1,
                 handshake: true,
                 syn_option_bytes: 8,
@@ -290,6 +348,9 @@ impl TcpProfile {
                 rtt_sampling: RttSampling::Echo,
                 recovery: if sack { Recovery::Prr } else { d.recovery },
                 recovery_exit: RecoveryExit::Ssthresh,
+                ssthresh_from: SsthreshFrom::Cwnd,
+                restart_rto: true,
+                partial_ack_retransmit: false,
                 abc_limit: 0,
                 handshake: true,
                 syn_option_bytes: 20,
@@ -442,6 +503,17 @@ impl TcpConfig {
                 RecoveryExitConfig::Flight => RecoveryExit::Flight,
                 RecoveryExitConfig::Ssthresh => RecoveryExit::Ssthresh,
             }),
+            ssthresh_from: self.ssthresh_from.map_or(p.ssthresh_from, |r| match r {
+                SsthreshFromConfig::Flight => SsthreshFrom::Flight,
+                SsthreshFromConfig::Pipe => SsthreshFrom::Pipe,
+                SsthreshFromConfig::Cwnd => SsthreshFrom::Cwnd,
+            }),
+            recovery_restarts_rto: self
+                .recovery_rto
+                .map_or(p.restart_rto, |r| r == RecoveryRtoConfig::Restart),
+            partial_ack_retransmit: self
+                .partial_ack_retransmit
+                .unwrap_or(p.partial_ack_retransmit),
             ..spec
         };
         let spec = self.connection(spec, &p, path)?;
@@ -471,12 +543,14 @@ fn check(spec: &TcpSpec, cc: CcSpec, sack: Option<bool>, path: &FieldPath) -> Re
             ),
         ));
     }
-    if !spec.sack && (spec.sack_blocks > 1 || spec.recovery != Recovery::Classic) {
-        let field = if spec.recovery != Recovery::Classic {
-            "recovery"
-        } else {
-            "sack_blocks"
-        };
+    let sack_only = [
+        (spec.recovery != Recovery::Classic, "recovery"),
+        (spec.sack_blocks > 1, "sack_blocks"),
+        (spec.partial_ack_retransmit, "partial_ack_retransmit"),
+    ];
+    if !spec.sack
+        && let Some(&(_, field)) = sack_only.iter().find(|(set, _)| *set)
+    {
         return Err(Invalid::new(
             path.key(field),
             "applies to SACK recovery; this transport has sack = false",

@@ -283,12 +283,55 @@ fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
     assert_ne!(default.flows, out.flows);
 }
 
+/// ns-3 3.44's run of `scenarios/tcp/ns3-two-flows.toml`'s flow list (the file's header says
+/// how it was made): drops, retransmissions and timeouts per flow, and the FCT from the first
+/// data byte handed to IP to the last byte at the sink, in ns.
+const NS3_TWO_FLOWS: [(u64, u64, u64, f64); 2] =
+    [(2, 2, 0, 16_731_000.0), (217, 217, 5, 33_006_300.0)];
+
+/// With `profile = "ns3"` netstep follows ns-3 3.44 through both flows' losses: every drop,
+/// retransmission and timeout, and the FCTs within 0.2 us (ns-3's separate third ACK delays
+/// its data by 34 ns; ns-3 rounds nothing here, netstep's times are whole ps).
+#[test]
+fn the_ns3_profile_loses_and_recovers_what_ns3_does() {
+    let s = scenario_file("scenarios/tcp/ns3-two-flows.toml", &[]);
+    let out = exact_on_1_and_4_threads(&s, "ns3 two flows");
+    for (f, &(drops, retransmits, timeouts, fct_ns)) in out.flows.iter().zip(&NS3_TWO_FLOWS) {
+        let fct = (f.end.unwrap() - f.handshake.unwrap()).0 as f64 / 1e3;
+        assert_eq!(
+            (f.packets_dropped, f.retransmits, f.timeouts),
+            (drops, retransmits, timeouts),
+            "flow {}",
+            f.flow
+        );
+        assert!(
+            (fct - fct_ns).abs() <= 200.0,
+            "flow {}: FCT {fct} ns",
+            f.flow
+        );
+    }
+    // Each detail of the profile matters here: without it the run parts from ns-3's.
+    for revert in [
+        "transport.ssthresh_from=\"flight\"",
+        "transport.recovery_rto=\"restart\"",
+        "transport.partial_ack_retransmit=false",
+    ] {
+        let other = run_window(
+            &scenario_file("scenarios/tcp/ns3-two-flows.toml", &[revert]),
+            1,
+            WindowMode::Exact,
+        );
+        assert_ne!(other.flows, out.flows, "{revert} changes nothing");
+    }
+}
+
 #[test]
 fn recovery_settings_that_need_sack_are_refused_without_it() {
     let base = dumbbell_tcp(1, "1Gbps", "10us", "100KB", "1MB", "");
     for (set, field) in [
         ("sack_blocks = 2", "sack_blocks"),
         ("recovery = \"prr\"", "recovery"),
+        ("partial_ack_retransmit = true", "partial_ack_retransmit"),
     ] {
         let text = base.replace("[transport]", &format!("[transport]\nsack = false\n{set}"));
         let err = text_error(&text);
@@ -310,7 +353,7 @@ fn recovery_settings_that_need_sack_are_refused_without_it() {
 #[test]
 fn profiles_set_their_documented_values_unless_a_field_is_given() {
     use netstep_core::transport::TransportSpec;
-    use netstep_core::transport::tcp::{Recovery, RecoveryExit, RttSampling};
+    use netstep_core::transport::tcp::{Recovery, RecoveryExit, RttSampling, SsthreshFrom};
     use netstep_core::units::SimTime;
     let spec = |overrides: &[&str]| {
         let text = dumbbell_tcp(1, "1Gbps", "10us", "100KB", "10KB", "");
@@ -329,6 +372,11 @@ fn profiles_set_their_documented_values_unless_a_field_is_given() {
             t.recovery_exit,
             t.abc_limit,
             (t.handshake, t.syn_option_bytes, t.syn_rto),
+            (
+                t.ssthresh_from,
+                t.recovery_restarts_rto,
+                t.partial_ack_retransmit,
+            ),
         )
     };
     let ns3 = spec(&["transport.profile=\"ns3\""]);
@@ -341,7 +389,8 @@ fn profiles_set_their_documented_values_unless_a_field_is_given() {
             Recovery::PrrNs3,
             RecoveryExit::Ssthresh,
             1,
-            (true, 8, SimTime::from_secs(3))
+            (true, 8, SimTime::from_secs(3)),
+            (SsthreshFrom::Pipe, false, true)
         )
     );
     let linux = spec(&["transport.profile=\"linux\""]);
@@ -354,7 +403,8 @@ fn profiles_set_their_documented_values_unless_a_field_is_given() {
             Recovery::Prr,
             RecoveryExit::Ssthresh,
             0,
-            (true, 20, SimTime::from_secs(1))
+            (true, 20, SimTime::from_secs(1)),
+            (SsthreshFrom::Cwnd, true, false)
         )
     );
     let default = spec(&[]);
@@ -365,8 +415,13 @@ fn profiles_set_their_documented_values_unless_a_field_is_given() {
     // Without SACK: one block, the default recovery, the rest as the profile says.
     let no_sack = spec(&["transport.profile=\"ns3\"", "transport.sack=false"]);
     assert_eq!(
-        (no_sack.sack_blocks, no_sack.recovery, no_sack.rtt_sampling),
-        (1, default.recovery, RttSampling::Karn)
+        (
+            no_sack.sack_blocks,
+            no_sack.recovery,
+            no_sack.rtt_sampling,
+            no_sack.partial_ack_retransmit
+        ),
+        (1, default.recovery, RttSampling::Karn, false)
     );
     // A field given explicitly wins over its profile.
     let mixed = spec(&[

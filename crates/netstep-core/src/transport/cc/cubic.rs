@@ -75,6 +75,10 @@ impl Algorithm for Cubic {
         self.ssthresh
     }
 
+    fn keep_ssthresh(&mut self, ssthresh: f64) {
+        self.ssthresh = ssthresh;
+    }
+
     fn w_max(&self) -> Option<f64> {
         (self.w_max > 0.0).then_some(self.w_max)
     }

@@ -52,6 +52,10 @@ impl Algorithm for Dctcp {
         self.reno.ssthresh
     }
 
+    fn keep_ssthresh(&mut self, ssthresh: f64) {
+        self.reno.ssthresh = ssthresh;
+    }
+
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha)
     }

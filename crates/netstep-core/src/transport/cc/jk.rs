@@ -40,6 +40,10 @@ impl Algorithm for Jk {
         self.ssthresh
     }
 
+    fn keep_ssthresh(&mut self, ssthresh: f64) {
+        self.ssthresh = ssthresh;
+    }
+
     /// Slow start below `ssthresh`, linear growth above.
     fn on_ack(&mut self, ack: &AckSample) {
         let acked = ack.acked as f64;

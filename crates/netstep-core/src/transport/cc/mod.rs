@@ -176,6 +176,9 @@ pub trait Algorithm {
     fn ssthresh(&self) -> f64 {
         f64::INFINITY
     }
+    /// Puts `ssthresh` back to `ssthresh` (a repeated timeout that must not lower it); a no-op
+    /// for algorithms without one.
+    fn keep_ssthresh(&mut self, _ssthresh: f64) {}
     /// New data acknowledged outside loss recovery.
     fn on_ack(&mut self, ack: &AckSample);
     /// Loss detected with `flight` segments outstanding: reduce (fast recovery starts).
@@ -290,6 +293,10 @@ impl CongestionControl {
     /// A retransmission timeout with `flight` segments outstanding.
     pub fn on_timeout(&mut self, flight: u32) {
         each_algorithm!(self, c => c.on_timeout(flight))
+    }
+    /// Puts `ssthresh` back to `ssthresh` ([`Algorithm::keep_ssthresh`]).
+    pub fn keep_ssthresh(&mut self, ssthresh: f64) {
+        each_algorithm!(self, c => c.keep_ssthresh(ssthresh))
     }
     /// Pacing hook: the rate (bits per second) at which the sender spaces its segments, or
     /// `None` to send as the window allows. BBR paces at `pacing_gain x BtlBw`; the

@@ -33,6 +33,10 @@ impl Algorithm for NewReno {
         self.ssthresh
     }
 
+    fn keep_ssthresh(&mut self, ssthresh: f64) {
+        self.ssthresh = ssthresh;
+    }
+
     /// Slow start below `ssthresh`, congestion avoidance above.
     #[inline]
     fn on_ack(&mut self, ack: &AckSample) {

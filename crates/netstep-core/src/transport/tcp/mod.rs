@@ -73,6 +73,19 @@ pub struct TcpSpec {
     pub recovery: Recovery,
     /// The window when fast recovery ends.
     pub recovery_exit: RecoveryExit,
+    /// What a loss halves into `ssthresh` (fast recovery and retransmission timeouts).
+    pub ssthresh_from: SsthreshFrom,
+    /// The fast retransmit and every partial ACK restart the retransmission timer (Linux
+    /// re-arms it as it retransmits the head, `tcp_xmit_retransmit_queue`, and on every ACK
+    /// of new data); false: the fast retransmit leaves a running timer alone and only the
+    /// first partial ACK of a recovery restarts it (RFC 6298 §5.1, RFC 6582 §4's "Impatient"
+    /// variant; ns-3 3.44's `SendDataPacket` and `NewAck(ack, m_isFirstPartialAck)`).
+    pub recovery_restarts_rto: bool,
+    /// A partial ACK in SACK recovery retransmits at once, whatever the window, the first
+    /// lost segment not yet retransmitted, else the new head unless it was retransmitted
+    /// (ns-3 3.44's `ProcessAck`: `DoRetransmit`, "assume the next seq is lost"; RFC 6675
+    /// and Linux wait for the scoreboard to say lost).
+    pub partial_ack_retransmit: bool,
     /// A three-way handshake before data: a SYN, answered by a SYN-ACK, after which the
     /// initial window leaves (the third ACK is not sent: the first data segment stands for it;
     /// ns-3 sends it as a separate header-only segment just ahead of the data).
@@ -125,6 +138,22 @@ pub enum Recovery {
     /// PRR with ns-3 3.44's accounting: an ACK that SACKs new data counts one segment more,
     /// and one that also advances the cumulative point updates twice (fixed after 3.44).
     PrrNs3,
+}
+
+/// What a loss reduces into `ssthresh` (the congestion control's rule applied to it: half
+/// for NewReno, x 0.7 for CUBIC), on entering fast recovery and on a retransmission timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsthreshFrom {
+    /// `FlightSize`, the data sent and not cumulatively acknowledged (RFC 5681 eq. 4), on
+    /// every timeout.
+    Flight,
+    /// RFC 6675's `pipe` (ns-3 3.44's `BytesInFlight()` in `EnterRecovery` and before the
+    /// timeout in `ReTxTimeout`; without SACK, `FlightSize`); a timeout while the segment
+    /// it retransmits was already retransmitted by one keeps `ssthresh` (RFC 5681 §3.1).
+    Pipe,
+    /// The congestion window (Linux's `tcp_reno_ssthresh`, `tcp_enter_loss`); a repeated
+    /// timeout keeps `ssthresh` as with `Pipe`.
+    Cwnd,
 }
 
 /// The window when fast recovery ends.
@@ -180,6 +209,9 @@ impl TcpSpec {
             rtt_sampling: RttSampling::Echo,
             recovery: Recovery::Classic,
             recovery_exit: RecoveryExit::Flight,
+            ssthresh_from: SsthreshFrom::Flight,
+            recovery_restarts_rto: true,
+            partial_ack_retransmit: false,
             handshake: false,
             syn_option_bytes: 0,
             syn_rto: SimTime::from_secs(1),

@@ -1,6 +1,6 @@
 //! Proportional Rate Reduction (RFC 6937; draft-ietf-tcpm-prr-rfc6937bis), in segments, as
 //! ns-3 3.44's `TcpPrrRecovery::DoRecovery` shapes it: `RecoverFS` is `pipe` when recovery
-//! starts; while `pipe > ssthresh` the sending follows `prr_delivered x ssthresh / RecoverFS`,
+//! starts (`m_recoveryFlightSize`, "bytesInFlight at the start of recovery"); while `pipe > ssthresh` the sending follows `prr_delivered x ssthresh / RecoverFS`,
 //! below it the conservative bound (PRR-CRB), one segment more on an ACK that cumulatively
 //! acknowledges a retransmitted segment (the bis draft's "safe ACK", ns-3's
 //! `m_isRetransDataAcked`: PRR-SSRB there); the fast retransmit always goes; the window is
@@ -143,7 +143,8 @@ impl Prr {
         }
         self.delivered += delivered;
         let bytes = |segments: u32| segments.wrapping_mul(mss);
-        let ssthresh = bytes(ssthresh.floor().max(1.0) as u32);
+        // ns-3 keeps ssthresh in bytes (`bytesInFlight / 2`): half a segment counts.
+        let ssthresh = (ssthresh.max(1.0) * mss as f64) as u32;
         let (total, out, in_flight) = (bytes(self.delivered), bytes(self.out), bytes(pipe));
         let sndcnt: i64 = if in_flight > ssthresh {
             let product = total.wrapping_mul(ssthresh) as f64;

@@ -210,6 +210,17 @@ impl Scoreboard {
         self.cursor = self.una;
     }
 
+    /// Whether segment `seq` of the window was retransmitted since the last timeout (and is
+    /// not SACKed).
+    pub fn is_retransmitted(&self, seq: u32) -> bool {
+        seq >= self.una && seq < self.high && self.flag(seq) & (SACKED | RETX) == RETX
+    }
+
+    /// Whether segment `seq` of the window has been SACKed.
+    pub fn is_sacked(&self, seq: u32) -> bool {
+        seq >= self.una && seq < self.high && self.flag(seq) & SACKED != 0
+    }
+
     /// RFC 6675 `IsLost` for a segment in the window.
     pub fn is_lost(&self, seq: u32) -> bool {
         seq >= self.una && seq < self.lost_below && self.flag(seq) & SACKED == 0

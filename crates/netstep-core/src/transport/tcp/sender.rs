@@ -19,7 +19,7 @@ use super::prr::{AckFacts, Prr};
 use super::rate::RateState;
 use super::rto::KarnHistory;
 use super::scoreboard::Scoreboard;
-use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, TcpSpec};
+use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, SsthreshFrom, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::telemetry::SideRecord;
 use crate::transport::cc::{AckSample, CongestionControl, RateSample};
@@ -46,6 +46,8 @@ pub struct TcpSender {
     high_sent: u32,
     dupacks: u32,
     in_recovery: bool,
+    /// No partial ACK has come since fast recovery started.
+    first_partial: bool,
     recover: Option<u32>,
     rto: RtoEstimator,
     /// The retransmission timer.
@@ -96,6 +98,7 @@ impl TcpSender {
             high_sent: 0,
             dupacks: 0,
             in_recovery: false,
+            first_partial: false,
             recover: None,
             rto: RtoEstimator::new(spec.rto_initial),
             rto_timer: RtoTimer::default(),
@@ -191,6 +194,7 @@ impl TcpSender {
                 .as_ref()
                 .is_some_and(|sb| sb.retransmitted_below(a));
         let advanced = a > self.snd_una;
+        let partial = advanced && self.in_recovery && self.recover.is_some_and(|r| a <= r);
         let mut sacked_new = false;
         if advanced {
             self.retries.progress();
@@ -248,7 +252,12 @@ impl TcpSender {
                 self.rto_timer.disarm();
                 return;
             }
-            self.arm_rto(now, out);
+            // RFC 6582 §4: "Impatient" restarts only at the first partial ACK.
+            let restart =
+                !partial || spec.recovery_restarts_rto || std::mem::take(&mut self.first_partial);
+            if restart || !self.rto_timer.is_armed() {
+                self.arm_rto(now, out);
+            }
         } else if self.snd_una < self.high_sent {
             self.dupacks += 1;
             if let Some(sb) = self.scoreboard.as_mut() {
@@ -288,7 +297,29 @@ impl TcpSender {
                 },
             );
         }
+        if partial && spec.partial_ack_retransmit {
+            self.retransmit_after_partial_ack(spec, now, out);
+        }
         self.send_available(spec, now, out);
+    }
+
+    /// `partial_ack_retransmit`: the first lost segment not yet retransmitted, else the head
+    /// unless it was (ns-3 3.44's `DoRetransmit` with `NextSeg` rule 1 only).
+    fn retransmit_after_partial_ack(
+        &mut self,
+        spec: &TcpSpec,
+        now: SimTime,
+        out: &mut TransportOut,
+    ) {
+        let head = self.snd_una;
+        let Some(sb) = self.scoreboard.as_mut() else {
+            return;
+        };
+        if head >= self.high_sent || sb.is_retransmitted(head) || sb.is_sacked(head) {
+            return;
+        }
+        let seq = sb.next_lost().unwrap_or(head);
+        self.emit(spec, seq, now, out);
     }
 
     /// An ACK while the SYN waits, or a SYN-ACK: the first SYN-ACK opens the connection (the
@@ -325,6 +356,21 @@ impl TcpSender {
         }
     }
 
+    /// What a loss reduces into `ssthresh` ([`SsthreshFrom`]), in segments; `recovery`: fast
+    /// recovery is starting (ns-3 marks the head lost before it counts `pipe`).
+    fn loss_basis(&self, spec: &TcpSpec, recovery: bool) -> u32 {
+        let flight = self.high_sent - self.snd_una;
+        match (spec.ssthresh_from, &self.scoreboard) {
+            (SsthreshFrom::Flight, _) | (SsthreshFrom::Pipe, None) => flight,
+            (SsthreshFrom::Pipe, Some(sb)) => {
+                let head_counted =
+                    recovery && !sb.is_lost(self.snd_una) && !sb.is_sacked(self.snd_una);
+                sb.pipe().saturating_sub(head_counted as u32)
+            }
+            (SsthreshFrom::Cwnd, _) => self.cc.cwnd().floor() as u32,
+        }
+    }
+
     /// Loss detected: reduce once, retransmit the first unacknowledged segment.
     /// With PRR, its state starts from `pipe` and this ACK (which delivered what exceeds
     /// `delivered_before`) sets the window before the retransmission leaves.
@@ -335,10 +381,10 @@ impl TcpSender {
         now: SimTime,
         out: &mut TransportOut,
     ) {
-        let flight = self.high_sent - self.snd_una;
-        self.cc.on_congestion(flight);
+        self.cc.on_congestion(self.loss_basis(spec, true));
         self.recover = Some(self.high_sent - 1);
         self.in_recovery = true;
+        self.first_partial = true;
         self.fast_retransmits += 1;
         if spec.recovery != Recovery::Classic
             && let Some(sb) = &self.scoreboard
@@ -363,7 +409,9 @@ impl TcpSender {
         if self.scoreboard.is_none() {
             self.inflation = spec.dupack_threshold as f64;
         }
-        self.arm_rto(now, out);
+        if spec.recovery_restarts_rto || !self.rto_timer.is_armed() {
+            self.arm_rto(now, out);
+        }
     }
 
     /// A timer fired; `token` identifies which.
@@ -404,8 +452,15 @@ impl TcpSender {
             self.rto_timer.disarm();
             return;
         }
-        let flight = self.high_sent - self.snd_una;
-        self.cc.on_timeout(flight);
+        let repeated = self.retries.backoffs > 1;
+        if spec.ssthresh_from == SsthreshFrom::Flight || !repeated {
+            self.cc.on_timeout(self.loss_basis(spec, false));
+        } else {
+            // The head was retransmitted by the last timeout: ssthresh stays (RFC 5681 §3.1).
+            let ssthresh = self.cc.ssthresh();
+            self.cc.on_timeout(self.loss_basis(spec, false));
+            self.cc.keep_ssthresh(ssthresh);
+        }
         self.inflation = 0.0;
         self.in_recovery = false;
         self.prr = None;
