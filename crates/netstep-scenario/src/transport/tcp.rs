@@ -177,11 +177,10 @@ pub struct TcpConfig {
     /// Unit: bool · Default: false · Example: `partial_ack_retransmit = true`
     pub partial_ack_retransmit: Option<bool>,
     /// A three-way handshake before data: a SYN (`header` + `syn_options` bytes), answered by
-    /// a SYN-ACK of the same size, then the initial window (the third ACK is not sent: the
-    /// first data segment stands for it, where ns-3 3.44 sends a separate header-only ACK
-    /// about 34 ns ahead of the data at 10 Gb/s; the FIN rides on the last data segment at no cost, as
-    /// ns-3 and Linux send it after a last write). A flow's row says when it completed
-    /// (`handshake_ns`).
+    /// a SYN-ACK of the same size, then the third segment, a header-only ACK, just ahead of
+    /// the initial window (as ns-3 3.44 and Linux send it; the FIN rides on the last data
+    /// segment at no cost, as ns-3 and Linux send it after a last write). A flow's row says
+    /// when it completed (`handshake_ns`: the SYN-ACK's arrival).
     ///
     /// Unit: bool · Default: false · Example: `handshake = true`
     pub handshake: Option<bool>,

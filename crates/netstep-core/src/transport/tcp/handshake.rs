@@ -4,7 +4,10 @@
 //! SYN-ACK, sent for every SYN it gets (a lost SYN-ACK is answered again when the SYN is
 //! retransmitted). Both are `header_bytes + syn_option_bytes` on the wire and carry
 //! [`Packet::SYN`]; the SYN is a data-kind packet of sequence 0 that no receiver counts as data.
-//! The SYN-ACK echoes the SYN's send time, the connection's first RTT sample.
+//! The SYN-ACK echoes the SYN's send time, the connection's first RTT sample. The sender
+//! answers the SYN-ACK with the third segment, a header-only ACK ([`third_ack`]), just ahead
+//! of its first data segment, as ns-3 3.44 (`ProcessSynSent`: `SendEmptyPacket(ACK)`, then
+//! `SendPendingData`) and Linux (`tcp_send_ack` from `tcp_rcv_synsent_state_process`) do.
 
 use super::TcpSpec;
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
@@ -93,6 +96,27 @@ impl Opening {
         self.send(spec, ends, number, now, out);
         Ok(true)
     }
+}
+
+/// Sequence number that marks the handshake's third segment ([`third_ack`]) among the
+/// data-kind packets that carry [`Packet::SYN`].
+pub(super) const THIRD_ACK_SEQ: u32 = u32::MAX;
+
+/// The handshake's third segment: a header-only packet from the sender to the receiver, which
+/// ignores it (a data-kind packet with [`Packet::SYN`] and sequence [`THIRD_ACK_SEQ`]).
+pub(super) fn third_ack(spec: &TcpSpec, ends: &FlowEnds, number: &mut u32, now: SimTime) -> Packet {
+    let mut ack = Packet::new(
+        PacketKind::Data,
+        ends.flow,
+        *number,
+        THIRD_ACK_SEQ,
+        ends.dst,
+        spec.header_bytes,
+    );
+    ack.sent_ps = now.0;
+    ack.set(Packet::SYN, true);
+    *number = (*number + 1) & !ACK_NUMBER_BIT;
+    ack
 }
 
 /// The receiver's answer to `syn`: a SYN-ACK of sequence 0 echoing the SYN's send time.

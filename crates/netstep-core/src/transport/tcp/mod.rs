@@ -86,9 +86,8 @@ pub struct TcpSpec {
     /// (ns-3 3.44's `ProcessAck`: `DoRetransmit`, "assume the next seq is lost"; RFC 6675
     /// and Linux wait for the scoreboard to say lost).
     pub partial_ack_retransmit: bool,
-    /// A three-way handshake before data: a SYN, answered by a SYN-ACK, after which the
-    /// initial window leaves (the third ACK is not sent: the first data segment stands for it;
-    /// ns-3 sends it as a separate header-only segment just ahead of the data).
+    /// A three-way handshake before data: a SYN, answered by a SYN-ACK, after which the third
+    /// segment (a header-only ACK) and the initial window leave, as in ns-3 and Linux.
     pub handshake: bool,
     /// Bytes a SYN and a SYN-ACK carry beyond `header_bytes` (their options).
     pub syn_option_bytes: u32,

@@ -150,6 +150,9 @@ impl TcpReceiver {
     /// Accepts a segment; acknowledges it now or arms the delayed-ACK timer.
     pub fn on_data(&mut self, spec: &TcpSpec, data: &Packet, now: SimTime, out: &mut TransportOut) {
         if data.has(Packet::SYN) {
+            if data.seq == super::handshake::THIRD_ACK_SEQ {
+                return;
+            }
             out.packets.push(super::handshake::syn_ack(
                 spec,
                 data,

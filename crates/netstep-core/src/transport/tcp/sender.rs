@@ -341,6 +341,8 @@ impl TcpSender {
         };
         let rtt = SimTime(now.0.saturating_sub(from));
         self.rto.sample(rtt, spec.rto_min, spec.rto_max);
+        let third = super::handshake::third_ack(spec, &self.ends, &mut self.number, now);
+        out.packets.push(third);
         self.send_available(spec, now, out);
     }
 
