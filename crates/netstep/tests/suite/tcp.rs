@@ -286,7 +286,10 @@ fn the_ns3_profile_is_exact_and_its_acks_carry_the_sack_option() {
 /// ns-3 3.44's runs of two scenarios' flow lists (each file's header says how they were made):
 /// per flow, drops, retransmissions, timeouts and the FCT (first data byte handed to IP to
 /// the last byte at the sink) in ps.
-const NS3_RUNS: [(&str, &[(u64, u64, u64, u64)]); 2] = [
+/// Per flow: drops, retransmissions, timeouts, FCT in ps.
+type Ns3Flow = (u64, u64, u64, u64);
+
+const NS3_RUNS: [(&str, &[Ns3Flow]); 2] = [
     (
         "scenarios/tcp/ns3-two-flows.toml",
         &[(2, 2, 0, 16_730_992_399), (217, 217, 5, 33_006_323_199)],
