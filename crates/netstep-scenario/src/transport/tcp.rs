@@ -1,5 +1,7 @@
 //! `kind = "tcp"`: a reliable sender with SACK recovery and a congestion control.
 
+mod profile;
+
 use std::sync::Arc;
 
 use netstep_core::transport::tcp::{
@@ -12,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{TransportTemplate, header_sized};
 use crate::error::{FieldPath, Invalid};
 use crate::fields::{duration_at, size_at};
+use profile::ProfileSettings;
 
 /// TCP (`kind = "tcp"`, or `"tcp_newreno"` as before): reliable sender with SACK recovery
 /// and a congestion control. An unset field takes its default from
@@ -283,80 +286,6 @@ pub enum RecoveryRtoConfig {
     Restart,
     /// The timer runs on.
     Keep,
-}
-
-/// Everything a `profile` sets, each unless its own field is given: the one place the
-/// presets are written.
-struct ProfileSettings {
-    sack_blocks: u8,
-    sack_option_bytes: bool,
-    rtt_sampling: RttSampling,
-    recovery: Recovery,
-    recovery_exit: RecoveryExit,
-    ssthresh_from: SsthreshFrom,
-    restart_rto: bool,
-    partial_ack_retransmit: bool,
-    abc_limit: u32,
-    handshake: bool,
-    syn_option_bytes: u32,
-    syn_rto: SimTime,
-}
-
-impl TcpProfile {
-    /// The profile's settings over the defaults `d`, for a transport with `sack` or without
-    /// (which keeps one block and the default recovery: they only matter with SACK).
-    fn settings(self, d: &TcpSpec, sack: bool) -> ProfileSettings {
-        let defaults = ProfileSettings {
-            sack_blocks: d.sack_blocks,
-            sack_option_bytes: d.sack_option_bytes,
-            rtt_sampling: d.rtt_sampling,
-            recovery: d.recovery,
-            recovery_exit: d.recovery_exit,
-            ssthresh_from: d.ssthresh_from,
-            restart_rto: d.recovery_restarts_rto,
-            partial_ack_retransmit: d.partial_ack_retransmit,
-            abc_limit: d.abc_limit,
-            handshake: d.handshake,
-            syn_option_bytes: d.syn_option_bytes,
-            syn_rto: d.syn_rto,
-        };
-        match self {
-            TcpProfile::Netstep => defaults,
-            // ns-3 3.44 with `Timestamp = false`: 4 blocks, Karn, its PRR, ssthresh on exit,
-            // one segment per ACK in slow start (`TcpNewReno::SlowStart`), a handshake with
-            // window scale and SACK-permitted (8 B) and a 3 s `ConnTimeout`.
-            TcpProfile::Ns3 => ProfileSettings {
-                sack_blocks: if sack { 4 } else { 1 },
-                sack_option_bytes: true,
-                rtt_sampling: RttSampling::Karn,
-                recovery: if sack { Recovery::PrrNs3 } else { d.recovery },
-                recovery_exit: RecoveryExit::Ssthresh,
-                ssthresh_from: SsthreshFrom::Pipe,
-                restart_rto: false,
-                partial_ack_retransmit: sack,
-                abc_limit: 1,
-                handshake: true,
-                syn_option_bytes: 8,
-                syn_rto: SimTime::from_secs(3),
-            },
-            // Linux with timestamps: 3 blocks, echoed samples, PRR, ssthresh on exit, growth by
-            // every segment acknowledged (`tcp_slow_start`), a 20 B SYN option set and 1 s.
-            TcpProfile::Linux => ProfileSettings {
-                sack_blocks: if sack { 3 } else { 1 },
-                sack_option_bytes: true,
-                rtt_sampling: RttSampling::Echo,
-                recovery: if sack { Recovery::Prr } else { d.recovery },
-                recovery_exit: RecoveryExit::Ssthresh,
-                ssthresh_from: SsthreshFrom::Cwnd,
-                restart_rto: true,
-                partial_ack_retransmit: false,
-                abc_limit: 0,
-                handshake: true,
-                syn_option_bytes: 20,
-                syn_rto: SimTime::from_secs(1),
-            },
-        }
-    }
 }
 
 /// A TCP congestion control.
