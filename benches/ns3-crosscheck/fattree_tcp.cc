@@ -77,19 +77,36 @@ FlowKey(uint16_t sport, uint16_t dport)
     return -1;
 }
 
-/// The flow key of a dropped packet that may start with a PPP header and/or an IPv4 header.
-int64_t
-FlowKeyOfPacket(Ptr<const Packet> p)
+/// The first bytes of a dropped packet that may start with a PPP header and/or an IPv4
+/// header, and where its TCP header starts among them.
+struct TcpView
 {
     uint8_t b[64];
-    const uint32_t n = p->CopyData(b, sizeof b);
-    uint32_t off = n >= 2 && b[0] == 0x00 && b[1] == 0x21 ? 2 : 0; // PPP, protocol IPv4
-    const uint32_t ipLen = n > off + 4 ? (uint32_t(b[off + 2]) << 8) | b[off + 3] : 0;
-    if (n >= off + 20 && (b[off] >> 4) == 4 && b[off + 9] == 6 && ipLen == p->GetSize() - off)
-        off += (b[off] & 0x0f) * 4; // an IPv4 header (protocol TCP, its length matching)
-    if (n < off + 4)
+    uint32_t n;   // bytes copied
+    uint32_t off; // start of the TCP header
+};
+
+TcpView
+ViewTcp(Ptr<const Packet> p)
+{
+    TcpView v;
+    v.n = p->CopyData(v.b, sizeof v.b);
+    v.off = v.n >= 2 && v.b[0] == 0x00 && v.b[1] == 0x21 ? 2 : 0; // PPP, protocol IPv4
+    const uint8_t* ip = v.b + v.off;
+    const uint32_t ipLen = v.n > v.off + 4 ? (uint32_t(ip[2]) << 8) | ip[3] : 0;
+    if (v.n >= v.off + 20 && (ip[0] >> 4) == 4 && ip[9] == 6 && ipLen == p->GetSize() - v.off)
+        v.off += (ip[0] & 0x0f) * 4; // an IPv4 header (protocol TCP, its length matching)
+    return v;
+}
+
+/// The flow key of a dropped packet (-1 when its ports name no flow).
+int64_t
+FlowKeyOf(const TcpView& v)
+{
+    if (v.n < v.off + 4)
         return -1;
-    return FlowKey((uint16_t(b[off]) << 8) | b[off + 1], (uint16_t(b[off + 2]) << 8) | b[off + 3]);
+    const uint8_t* t = v.b + v.off;
+    return FlowKey((uint16_t(t[0]) << 8) | t[1], (uint16_t(t[2]) << 8) | t[3]);
 }
 
 /// `--sends`: one line per segment a sender hands to IP (time, flow, sequence number, payload).
@@ -99,36 +116,32 @@ std::ofstream g_txLog;
 /// acknowledgement numbers, size), for tracing where two simulators part.
 std::ofstream g_dropLog;
 
-/// The TCP sequence and acknowledgement numbers of a packet that may start with a PPP
-/// and/or an IPv4 header (0, 0 when there is no TCP header).
+/// The TCP sequence and acknowledgement numbers of a dropped packet (0, 0 when it has no
+/// TCP header).
 std::pair<uint32_t, uint32_t>
-TcpNumbers(Ptr<const Packet> p)
+TcpNumbers(const TcpView& v)
 {
-    uint8_t b[64];
-    const uint32_t n = p->CopyData(b, sizeof b);
-    uint32_t off = n >= 2 && b[0] == 0x00 && b[1] == 0x21 ? 2 : 0;
-    if (n >= off + 20 && (b[off] >> 4) == 4 && b[off + 9] == 6)
-        off += (b[off] & 0x0f) * 4;
-    if (n < off + 12)
+    if (v.n < v.off + 12)
         return {0, 0};
     auto word = [&](uint32_t at) {
-        return (uint32_t(b[at]) << 24) | (uint32_t(b[at + 1]) << 16) |
-               (uint32_t(b[at + 2]) << 8) | b[at + 3];
+        const uint8_t* w = v.b + v.off + at;
+        return (uint32_t(w[0]) << 24) | (uint32_t(w[1]) << 16) | (uint32_t(w[2]) << 8) | w[3];
     };
-    return {word(off + 4), word(off + 8)};
+    return {word(4), word(8)};
 }
 
 void
 CountDrop(uint32_t node, Ptr<const Packet> p)
 {
-    const int64_t key = FlowKeyOfPacket(p);
+    const TcpView view = ViewTcp(p);
+    const int64_t key = FlowKeyOf(view);
     if (key < 0)
         ++g_unattributed;
     else
         (key % 2 == 0 ? g_flows[key / 2].dropsData : g_flows[key / 2].dropsAck)++;
     if (g_dropLog.is_open())
     {
-        const auto [seq, ack] = TcpNumbers(p);
+        const auto [seq, ack] = TcpNumbers(view);
         g_dropLog << Simulator::Now().GetPicoSeconds() << ',' << node << ','
                   << (key < 0 ? -1 : key / 2) << ',' << (key < 0 ? -1 : key % 2) << ',' << seq
                   << ',' << ack << ',' << p->GetSize() << '\n';

@@ -57,18 +57,8 @@ impl Opening {
         now: SimTime,
         out: &mut TransportOut,
     ) {
-        let mut syn = Packet::new(
-            PacketKind::Data,
-            ends.flow,
-            *number,
-            0,
-            ends.dst,
-            spec.header_bytes + spec.syn_option_bytes,
-        );
-        syn.sent_ps = now.0;
-        syn.set(Packet::SYN, true);
-        out.packets.push(syn);
-        *number = (*number + 1) & !ACK_NUMBER_BIT;
+        let size = spec.header_bytes + spec.syn_option_bytes;
+        out.packets.push(sender_segment(ends, number, 0, size, now));
         self.tries += 1;
         let token = TimerToken::new(SYN_TIMER, self.tries).encode();
         out.timers.push((now + self.rto, token));
@@ -105,18 +95,17 @@ pub(super) const THIRD_ACK_SEQ: u32 = u32::MAX;
 /// The handshake's third segment: a header-only packet from the sender to the receiver, which
 /// ignores it (a data-kind packet with [`Packet::SYN`] and sequence [`THIRD_ACK_SEQ`]).
 pub(super) fn third_ack(spec: &TcpSpec, ends: &FlowEnds, number: &mut u32, now: SimTime) -> Packet {
-    let mut ack = Packet::new(
-        PacketKind::Data,
-        ends.flow,
-        *number,
-        THIRD_ACK_SEQ,
-        ends.dst,
-        spec.header_bytes,
-    );
-    ack.sent_ps = now.0;
-    ack.set(Packet::SYN, true);
+    sender_segment(ends, number, THIRD_ACK_SEQ, spec.header_bytes, now)
+}
+
+/// A handshake segment from the sender (a data-kind packet carrying [`Packet::SYN`]) of
+/// `size` bytes and sequence `seq`, numbered from the sender's packet counter `number`.
+fn sender_segment(ends: &FlowEnds, number: &mut u32, seq: u32, size: u32, now: SimTime) -> Packet {
+    let mut segment = Packet::new(PacketKind::Data, ends.flow, *number, seq, ends.dst, size);
+    segment.sent_ps = now.0;
+    segment.set(Packet::SYN, true);
     *number = (*number + 1) & !ACK_NUMBER_BIT;
-    ack
+    segment
 }
 
 /// The receiver's answer to `syn`: a SYN-ACK of sequence 0 echoing the SYN's send time.

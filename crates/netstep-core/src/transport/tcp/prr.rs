@@ -1,8 +1,9 @@
 //! Proportional Rate Reduction (RFC 6937; draft-ietf-tcpm-prr-rfc6937bis), in segments, as
 //! ns-3 3.44's `TcpPrrRecovery::DoRecovery` shapes it: `RecoverFS` is `pipe` when recovery
-//! starts (`m_recoveryFlightSize`, "bytesInFlight at the start of recovery"); while `pipe > ssthresh` the sending follows `prr_delivered x ssthresh / RecoverFS`,
-//! below it the conservative bound (PRR-CRB), one segment more on an ACK that cumulatively
-//! acknowledges a retransmitted segment (the bis draft's "safe ACK", ns-3's
+//! starts (`m_recoveryFlightSize`, "bytesInFlight at the start of recovery"); while
+//! `pipe > ssthresh` the sending follows `prr_delivered x ssthresh / RecoverFS`, below it the
+//! conservative bound (PRR-CRB), one segment more on an ACK that cumulatively acknowledges a
+//! retransmitted segment (the bis draft's "safe ACK", ns-3's
 //! `m_isRetransDataAcked`: PRR-SSRB there); the fast retransmit always goes; the window is
 //! `pipe + sndcnt`.
 //!

@@ -75,11 +75,12 @@ impl TcpSender {
         now: SimTime,
         out: &mut TransportOut,
     ) {
+        // A partial ACK leaves data outstanding: the head is in the window.
         let head = self.snd_una;
         let Some(sb) = self.scoreboard.as_mut() else {
             return;
         };
-        if head >= self.high_sent || sb.is_retransmitted(head) || sb.is_sacked(head) {
+        if sb.is_retransmitted(head) || sb.is_sacked(head) {
             return;
         }
         let seq = sb.next_lost().unwrap_or(head);
@@ -94,13 +95,12 @@ impl TcpSender {
             self.rto_timer.disarm();
             return;
         }
-        let repeated = self.retries.backoffs > 1;
-        if spec.ssthresh_from == SsthreshFrom::Flight || !repeated {
-            self.cc.on_timeout(self.loss_basis(spec, false));
-        } else {
-            // The head was retransmitted by the last timeout: ssthresh stays (RFC 5681 §3.1).
-            let ssthresh = self.cc.ssthresh();
-            self.cc.on_timeout(self.loss_basis(spec, false));
+        // A repeated timeout (the head was retransmitted by the last one) keeps ssthresh
+        // under `"pipe"` and `"cwnd"` (RFC 5681 §3.1).
+        let held = (spec.ssthresh_from != SsthreshFrom::Flight && self.retries.backoffs > 1)
+            .then(|| self.cc.ssthresh());
+        self.cc.on_timeout(self.loss_basis(spec, false));
+        if let Some(ssthresh) = held {
             self.cc.keep_ssthresh(ssthresh);
         }
         self.inflation = 0.0;
