@@ -143,8 +143,10 @@ impl Team {
 
     /// Claims and runs chunks of window `epoch` as thread `me` (home range first, then the
     /// others'), until none is left; wakes the calling thread if it ran the window's last.
-    fn run_claims(&self, me: usize, epoch: u32, model: &Model, placement: &Placement) {
+    /// Returns how many chunks it ran.
+    fn run_claims(&self, me: usize, epoch: u32, model: &Model, placement: &Placement) -> usize {
         let threads = self.claims.len();
+        let mut ran = 0;
         for r in (0..threads).map(|k| (me + k) % threads) {
             while let Some(i) = self.claim(r, epoch) {
                 // The window's parameters and arrays stay put until every claimed chunk is
@@ -163,8 +165,10 @@ impl Team {
                 if let Some((chunk, inbox)) = cell.as_mut() {
                     window.run_one(chunk, inbox, model, placement);
                 }
+                ran += 1;
             }
         }
+        ran
     }
 
     /// Thread `r`'s home range of chunks.
@@ -234,14 +238,14 @@ impl Team {
         self.epoch.store(epoch, Ordering::Release);
         self.wake_workers();
         let started = Instant::now();
-        self.run_claims(0, epoch as u32, model, placement);
+        let mine = self.run_claims(0, epoch as u32, model, placement);
         let ran = started.elapsed();
         let waiting = Instant::now();
         let mut backoff = Backoff::default();
         while self.done.load(Ordering::Acquire) < n {
             backoff.snooze();
         }
-        pace.shared(ran, waiting.elapsed());
+        pace.shared(ran, waiting.elapsed(), (mine, n));
         assert!(
             !self.panicked.load(Ordering::Acquire),
             "a worker thread panicked while running a chunk"
@@ -333,9 +337,14 @@ impl Backoff {
 /// busy machine sharing can lose: a worker preempted in the middle of a chunk holds the
 /// window up for a scheduler time slice, and a spinning worker takes CPU time from the
 /// calling thread's core. So after [`Pace::PROBE`] shared windows in which the calling thread
-/// waited for the workers longer than it ran chunks, it runs the next windows solo (as one
-/// thread would; the workers park), [`Pace::SOLO_MIN`] of them at first and twice as many
-/// after each probe that fails again, up to [`Pace::SOLO_MAX`].
+/// waited for the workers longer than it ran chunks, or ran more than [`Pace::MOST`] of the
+/// chunks itself (the workers, off their cores, took few: a shared window then costs the
+/// hand-over and the wake-ups and saves next to nothing), it runs the next windows solo (as
+/// one thread would; the workers park), [`Pace::SOLO_MIN`] of them at first and twice as
+/// many after each probe that fails again, up to [`Pace::SOLO_MAX`]. Measured
+/// (`benches/RESULTS.md`, "Threads that never hurt, again"): with one core held by a busy
+/// loop the calling thread ran 90 % of the chunks (Days FatTree-16/512, the TCP quickstart at
+/// k = 8), on idle cores 51 %.
 #[derive(Default)]
 struct Pace {
     /// Shared windows measured in this probe.
@@ -348,6 +357,10 @@ struct Pace {
     solo_left: u32,
     /// Length of the next solo stretch.
     solo_len: u32,
+    /// Chunks the calling thread ran in this probe's windows.
+    mine: usize,
+    /// Chunks in this probe's windows.
+    chunks: usize,
 }
 
 impl Pace {
@@ -357,6 +370,9 @@ impl Pace {
     const SOLO_MIN: u32 = 256;
     /// The longest solo stretch, in windows.
     const SOLO_MAX: u32 = 1 << 16;
+    /// The share of a probe's chunks (numerator, denominator) above which the calling
+    /// thread, having run them itself, goes solo.
+    const MOST: (usize, usize) = (3, 4);
 
     /// Whether this window runs solo (counting it).
     fn solo(&mut self) -> bool {
@@ -367,15 +383,19 @@ impl Pace {
         false
     }
 
-    /// Records a shared window: `ran` running chunks here, `waited` waiting for workers.
-    fn shared(&mut self, ran: Duration, waited: Duration) {
+    /// Records a shared window: `ran` running chunks here, `waited` waiting for workers,
+    /// `mine` of its `chunks` chunks run here.
+    fn shared(&mut self, ran: Duration, waited: Duration, (mine, chunks): (usize, usize)) {
         self.shared += 1;
         self.ran += ran;
         self.waited += waited;
+        self.mine += mine;
+        self.chunks += chunks;
         if self.shared < Self::PROBE {
             return;
         }
-        if self.waited > self.ran {
+        let (most, of) = Self::MOST;
+        if self.waited > self.ran || self.mine * of > self.chunks * most {
             self.solo_len = (self.solo_len * 2).clamp(Self::SOLO_MIN, Self::SOLO_MAX);
             self.solo_left = self.solo_len;
         } else {
@@ -393,12 +413,18 @@ impl Pace {
 mod tests {
     use super::*;
 
+    /// 64 shared windows of 4 chunks each, of which the calling thread ran 2.
     fn probe(pace: &mut Pace, ran_us: u64, waited_us: u64) {
+        probe_ran(pace, ran_us, waited_us, 2);
+    }
+
+    fn probe_ran(pace: &mut Pace, ran_us: u64, waited_us: u64, mine: usize) {
         for _ in 0..Pace::PROBE {
             assert!(!pace.solo(), "a probe's windows are shared");
             pace.shared(
                 Duration::from_micros(ran_us),
                 Duration::from_micros(waited_us),
+                (mine, 4),
             );
         }
     }
@@ -427,5 +453,26 @@ mod tests {
         assert_eq!(solo_stretch(&mut pace), 0, "a good probe resets");
         probe(&mut pace, 10, 11);
         assert_eq!(solo_stretch(&mut pace), Pace::SOLO_MIN);
+    }
+
+    #[test]
+    fn pace_goes_solo_when_the_calling_thread_runs_most_chunks_itself() {
+        let mut pace = Pace::default();
+        probe_ran(&mut pace, 10, 1, 3);
+        assert_eq!(
+            solo_stretch(&mut pace),
+            0,
+            "three of four chunks: still shared"
+        );
+        probe_ran(&mut pace, 10, 1, 4);
+        assert_eq!(
+            solo_stretch(&mut pace),
+            Pace::SOLO_MIN,
+            "the workers took none"
+        );
+        probe_ran(&mut pace, 10, 1, 4);
+        assert_eq!(solo_stretch(&mut pace), 2 * Pace::SOLO_MIN);
+        probe_ran(&mut pace, 10, 1, 2);
+        assert_eq!(solo_stretch(&mut pace), 0, "an even share resets");
     }
 }
