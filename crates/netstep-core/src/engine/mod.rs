@@ -15,6 +15,7 @@ pub mod lp_queue;
 pub mod model;
 pub mod node;
 mod output;
+mod pace;
 mod placement;
 pub mod reference;
 mod sampling;
