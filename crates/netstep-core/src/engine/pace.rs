@@ -36,14 +36,14 @@ pub(super) struct Pace {
 
 impl Pace {
     /// Shared windows per probe.
-    pub(super) const PROBE: u32 = 64;
+    const PROBE: u32 = 64;
     /// The first solo stretch, in windows.
-    pub(super) const SOLO_MIN: u32 = 256;
+    const SOLO_MIN: u32 = 256;
     /// The longest solo stretch, in windows.
-    pub(super) const SOLO_MAX: u32 = 1 << 16;
+    const SOLO_MAX: u32 = 1 << 16;
     /// The share of a probe's chunks (numerator, denominator), weighted by running time,
     /// above which the calling thread, having run them itself, goes solo.
-    pub(super) const MOST: (u128, u128) = (3, 4);
+    const MOST: (u128, u128) = (3, 4);
 
     /// Whether this window runs solo (counting it).
     pub(super) fn solo(&mut self) -> bool {
