@@ -329,6 +329,29 @@ pub fn flow_route(
     Some(hops)
 }
 
+/// The local port by which the host sending `flow`'s packets (its source for data, its
+/// destination for feedback when `reverse`) sends them: the first hop of the flow's route
+/// ([`flow_route`]'s), so one port for every packet of the flow and direction. Port 0 at a
+/// host of one port, and where there is no route (the flow's route was checked at load).
+#[inline]
+pub fn first_port(net: &Network, flows: &FlowTable, flow: u32, reverse: bool) -> u32 {
+    let spec = &flows.flows[flow as usize];
+    let (src, dst) = if reverse {
+        (spec.dst, spec.src)
+    } else {
+        (spec.src, spec.dst)
+    };
+    if net.degree(src) == 1 {
+        return 0;
+    }
+    let local = match &spec.path {
+        Some(path) if reverse => path.reverse.first().copied(),
+        Some(path) => path.forward.first().copied(),
+        None => net.route(src, dst, ecmp_hash(flow, reverse, src)),
+    };
+    local.unwrap_or(0)
+}
+
 /// Flow completion time on an otherwise empty network, exactly: every data packet goes through
 /// the store-and-forward pipeline of the flow's path (each egress port serializes one packet
 /// at a time, in order; a packet starts on a port once its last bit has arrived and the port

@@ -35,8 +35,10 @@ pub enum NetworkError {
         /// Node count.
         n_nodes: usize,
     },
-    /// A host with a number of links other than one.
-    #[error("host {host:?} has {links} links; a host must have exactly one link")]
+    /// A host with no link, or with several under a routing that is not shortest paths.
+    #[error(
+        "host {host:?} has {links} links; a host needs one link (several only in a custom topology, which routes by shortest paths)"
+    )]
     HostDegree {
         /// Host name.
         host: String,
@@ -195,7 +197,11 @@ impl Network {
                     ports: degree[n] as usize,
                 });
             }
-            if kind == NodeKind::Host && degree[n] != 1 {
+            let shortest = matches!(
+                routing,
+                RoutingKind::ShortestPath | RoutingKind::ShortestPathRules(_)
+            );
+            if kind == NodeKind::Host && (degree[n] == 0 || (degree[n] > 1 && !shortest)) {
                 return Err(NetworkError::HostDegree {
                     host: name(n as u32),
                     links: degree[n] as usize,

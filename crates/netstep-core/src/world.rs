@@ -309,7 +309,7 @@ pub fn compile_elements(
     }) = model.pfc.as_mut()
     {
         dynamic_pfc = true;
-        // The simulator's nic_rate: the first host's link.
+        // The simulator's nic_rate: the first host's first link (its device 1).
         let net = &model.net;
         dynamic.host_rate = (0..net.n_nodes() as u32)
             .find(|&n| net.node_kind[n as usize] == crate::topology::NodeKind::Host)

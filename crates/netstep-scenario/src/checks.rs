@@ -119,7 +119,8 @@ fn check_min_rates(model: &netstep_core::engine::Model) -> Result<(), Invalid> {
     use netstep_core::transport::TransportSpec;
     for (id, f) in model.flows.flows.iter().enumerate() {
         if let TransportSpec::Rdma(r) = &*f.transport {
-            let line = model.net.class_of(model.net.port_id(f.src, 0)).rate.0 as f64;
+            let first = netstep_core::flow::first_port(&model.net, &model.flows, id as u32, false);
+            let line = model.net.class_of(model.net.port_id(f.src, first)).rate.0 as f64;
             let min = r.cc.min_rate_bps();
             if let Some(max) = r.max_rate_bps
                 && min > max

@@ -251,7 +251,8 @@ pub(crate) fn live_flows(model: &netstep_core::engine::Model) -> u64 {
         if job.is_some_and(|j| j.owns(i as u32)) {
             continue;
         }
-        let rate = net.class_of(net.port_id(f.src, 0)).rate.0.max(1);
+        let first = netstep_core::flow::first_port(net, &model.flows, i as u32, false);
+        let rate = net.class_of(net.port_id(f.src, first)).rate.0.max(1);
         let transfer = SimTime((f.size.0 as u128 * 8_000_000_000_000 / rate as u128) as u64);
         edges.push((f.start, 1));
         edges.push((f.start.saturating_add(transfer).saturating_add(slack), -1));

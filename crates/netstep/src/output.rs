@@ -311,7 +311,8 @@ impl Tables {
                 .as_ns(),
             host_rate_bps: (0..model.net.n_nodes() as u32)
                 .filter(|&n| model.net.node_kind[n as usize] == NodeKind::Host)
-                .map(|n| model.net.class_of(model.net.port_id(n, 0)).rate.0)
+                .flat_map(|n| (0..model.net.degree(n)).map(move |l| (n, l)))
+                .map(|(n, l)| model.net.class_of(model.net.port_id(n, l)).rate.0)
                 .max()
                 .unwrap_or(0),
             mtu_bytes: model

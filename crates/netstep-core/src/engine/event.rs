@@ -106,9 +106,9 @@ pub enum EventKind {
     },
     /// A packet arrives.
     Arrive(Packet),
-    /// A transport timer of `flow` fires.
+    /// A transport timer of `flow` fires (a NIC's wake-up: [`TimerSide::Nic`]).
     Timer {
-        /// Flow id.
+        /// Flow id; for a NIC's wake-up, the local port of the NIC.
         flow: u32,
         /// Token the transport gave when setting it.
         token: u32,

@@ -1,5 +1,5 @@
 //! Shortest-path ECMP routing for custom and imported topologies: BFS distance tables per
-//! host attachment node and, when it fits [`DENSE_BUDGET_BYTES`], a dense next-hop table
+//! host attachment node (per host, for a host of several ports) and, when it fits [`DENSE_BUDGET_BYTES`], a dense next-hop table
 //! compiled from them, so that a packet's route is two loads and a modulo ([`NextHopTable`]).
 //! The distance tables stay the fallback (and serve the failure epochs, which filter dead
 //! ports); both give the same next hops in the same (ascending local port) order.
@@ -14,7 +14,10 @@ use crate::topology::NodeKind;
 pub const DENSE_BUDGET_BYTES: usize = 256 << 20;
 
 /// Distances (in hops) from every node to every host attachment node, computed by BFS that
-/// never transits a host. One table per attachment switch, not per host.
+/// never transits a host. One table per attachment switch, not per host; a host of several
+/// ports has a table of its own, rooted at itself, so that the nearest of its attachments
+/// decides a route's last hop, and a route from it leaves by the ports nearest the
+/// destination.
 #[derive(Clone, Debug)]
 pub struct ShortestPathTables {
     /// For each host: index into `attach_nodes`; `u32::MAX` for switches.
@@ -53,15 +56,27 @@ impl ShortestPathTables {
         let mut host_attach = vec![u32::MAX; n_nodes];
         let mut attach_nodes: Vec<u32> = Vec::new();
         let mut attach_index = vec![u32::MAX; n_nodes];
+        // Per attachment: the root is a host of several links, its own table.
+        let mut own_root: Vec<bool> = Vec::new();
         for n in 0..n_nodes as u32 {
-            if net.node_kind[n as usize] == NodeKind::Host {
-                let a = net.port_peer[net.port_offset[n as usize] as usize];
-                if attach_index[a as usize] == u32::MAX {
-                    attach_index[a as usize] = attach_nodes.len() as u32;
-                    attach_nodes.push(a);
-                }
-                host_attach[n as usize] = attach_index[a as usize];
+            if net.node_kind[n as usize] != NodeKind::Host {
+                continue;
             }
+            if net.degree(n) > 1 {
+                // A host of several ports: distances to the host itself (the nearest of its
+                // attachments decides), in a table of its own.
+                host_attach[n as usize] = attach_nodes.len() as u32;
+                attach_nodes.push(n);
+                own_root.push(true);
+                continue;
+            }
+            let a = net.port_peer[net.port_offset[n as usize] as usize];
+            if attach_index[a as usize] == u32::MAX {
+                attach_index[a as usize] = attach_nodes.len() as u32;
+                attach_nodes.push(a);
+                own_root.push(false);
+            }
+            host_attach[n as usize] = attach_index[a as usize];
         }
         let mut dist = vec![u16::MAX; attach_nodes.len() * n_nodes];
         let mut frontier = VecDeque::new();
@@ -70,14 +85,31 @@ impl ShortestPathTables {
             row[a as usize] = 0;
             frontier.clear();
             // A host attached to another host: the destination host is the attachment itself;
-            // nothing transits it, so the BFS stops there.
-            if net.node_kind[a as usize] == NodeKind::Switch {
+            // nothing transits it, so the BFS stops there. A host of several ports is the
+            // root of its own table: its links are the last hops.
+            if net.node_kind[a as usize] == NodeKind::Switch || own_root[ai] {
                 frontier.push_back(a);
             }
             while let Some(u) = frontier.pop_front() {
                 let du = row[u as usize];
                 // A switch no route passes through reaches only its own hosts.
-                let end = u != a && net.is_end_switch(u);
+                // (A switch next to a host of several ports delivers to it from anywhere, as
+                // an attachment switch does.)
+                let end = u != a && !(own_root[ai] && du == 1) && net.is_end_switch(u);
+                if u == a && own_root[ai] {
+                    // From the host itself, only its own links (never towards a host).
+                    for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
+                        let v = net.port_peer[p as usize];
+                        if net.node_kind[v as usize] == NodeKind::Switch
+                            && row[v as usize] == u16::MAX
+                            && !is_dead(p)
+                        {
+                            row[v as usize] = 1;
+                            frontier.push_back(v);
+                        }
+                    }
+                    continue;
+                }
                 for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
                     let v = net.port_peer[p as usize];
                     let switch = net.node_kind[v as usize] == NodeKind::Switch;
@@ -274,7 +306,11 @@ impl ShortestPathTables {
         let v = net.port_peer[(net.port_offset[node as usize] + l) as usize];
         let through = net.node_kind[v as usize] == NodeKind::Switch
             && (!net.is_end_switch(v) || net.node_kind[node as usize] == NodeKind::Host);
-        row[v as usize] == here.wrapping_sub(1) && (through || v == attach)
+        // Next to a host of several ports (the root of its own table) is as good as its
+        // attachment switch.
+        let last = v == attach
+            || (row[v as usize] == 1 && net.node_kind[attach as usize] == NodeKind::Host);
+        row[v as usize] == here.wrapping_sub(1) && (through || last)
     }
 }
 
@@ -424,6 +460,71 @@ mod tests {
             Some(0),
             "host to host"
         );
+    }
+
+    /// Hosts of several ports (GPUs with an NVLink to their server's NVSwitch and a NIC link
+    /// to their rail's leaf): routes leave and reach a GPU by its port nearest the other end,
+    /// never pass through a GPU, and the dense table answers as the scan does.
+    #[test]
+    fn hosts_of_several_ports_route_by_their_nearest_port() {
+        let names = ["nvs", "l0", "l1", "sp", "g0", "g1", "h"];
+        let kinds = [0, 0, 0, 0, 1, 1, 1];
+        let nodes = names
+            .iter()
+            .zip(kinds)
+            .map(|(name, k)| NodeSpec {
+                kind: if k == 0 {
+                    NodeKind::Switch
+                } else {
+                    NodeKind::Host
+                },
+                name: name.to_string(),
+            })
+            .collect();
+        let id = |n: &str| names.iter().position(|x| *x == n).unwrap() as u32;
+        let link = |a: &str, b: &str| LinkSpec {
+            a: id(a),
+            b: id(b),
+            class: 0,
+            class_ba: 0,
+        };
+        let links = vec![
+            link("g0", "nvs"),
+            link("g0", "l0"),
+            link("g1", "nvs"),
+            link("g1", "l1"),
+            link("l0", "sp"),
+            link("l1", "sp"),
+            link("h", "l0"),
+        ];
+        let spec = TopologySpec {
+            nodes,
+            links,
+            classes: vec![class()],
+            routing: RoutingKind::ShortestPath,
+        };
+        assert_dense_equals_scan(&spec);
+        let net = Network::compile(&spec).unwrap();
+        let path = |from: &str, to: &str, flow: u32| {
+            let (mut at, dst) = (id(from), id(to));
+            let mut path = vec![from.to_string()];
+            while at != dst {
+                let local = net.route(at, dst, ecmp_hash(flow, false, at)).unwrap();
+                at = net.port_peer[net.port_id(at, local) as usize];
+                path.push(names[at as usize].to_string());
+                assert!(path.len() < 8, "{path:?}");
+            }
+            path
+        };
+        for flow in 0..8 {
+            assert_eq!(path("g0", "g1", flow), ["g0", "nvs", "g1"]);
+            assert_eq!(path("g1", "g0", flow), ["g1", "nvs", "g0"]);
+            assert_eq!(path("g0", "h", flow), ["g0", "l0", "h"]);
+            assert_eq!(path("h", "g0", flow), ["h", "l0", "g0"]);
+            // Never through g0 (l0 -> g0 -> nvs -> g1 is as short as l0 -> sp -> l1 -> g1).
+            assert_eq!(path("h", "g1", flow), ["h", "l0", "sp", "l1", "g1"]);
+            assert_eq!(path("g1", "h", flow), ["g1", "l1", "sp", "l0", "h"]);
+        }
     }
 
     #[test]

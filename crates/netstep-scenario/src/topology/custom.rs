@@ -29,7 +29,8 @@ pub struct CustomConfig {
     pub switches: Vec<String>,
     /// Links between named nodes, each
     /// `{ a, b, rate?, delay?, buffer?, loss?, scheduler?, aqm?, shaper?, policer?, a_to_b?, b_to_a? }`;
-    /// every host has exactly one link.
+    /// every host has at least one link (a host of several, such as a GPU with an NVLink and a
+    /// NIC link, sends each flow by the port its shortest route starts with).
     ///
     /// Unit: list of tables · Default: none · Example:
     /// `links = [{ a = "a", b = "s1" }, { a = "b", b = "s1" }]`
@@ -301,11 +302,11 @@ fn custom(
         }
     }
     for (node, &degree) in nodes.iter().zip(&degree) {
-        if node.kind == NodeKind::Host && degree != 1 {
+        if node.kind == NodeKind::Host && degree == 0 {
             return Err(Invalid::new(
                 top.key("links"),
                 format!(
-                    "host {:?} has {degree} links; a host must have exactly one link",
+                    "host {:?} has no link; a host needs at least one",
                     node.name
                 ),
             ));

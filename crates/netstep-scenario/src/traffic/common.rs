@@ -151,8 +151,8 @@ pub(crate) fn random_pair(rng: &mut Pcg64Mcg, hosts: &[u32]) -> (u32, u32) {
     (hosts[src as usize], hosts[dst as usize])
 }
 
-/// Sum of the hosts' line rates, bits per second, in one pass over the links (each host has
-/// exactly one link).
+/// Sum of the hosts' line rates, bits per second, in one pass over the links (a host of
+/// several links counts each).
 pub(crate) fn host_capacity_bps(topology: &TopologySpec) -> f64 {
     let is_host = |n: u32| topology.nodes[n as usize].kind == NodeKind::Host;
     topology

@@ -55,7 +55,8 @@ pub(crate) fn port_shares(
     model: LoadModel,
 ) -> Result<Vec<f64>, String> {
     let mut shares = vec![0.0; net.n_ports()];
-    // Mass entering the fabric: (first switch, destination host) -> probability.
+    // Mass entering the fabric: (first switch, or a host of several links; destination host)
+    // -> probability.
     let mut entering: HashMap<(u32, u32), f64> = HashMap::new();
     for (from, to, p) in matrix.rows() {
         let inside = from == to;
@@ -65,14 +66,23 @@ pub(crate) fn port_shares(
             (from.len() * to.len()) as f64
         };
         for &src in from {
+            // A host of one link enters the fabric at its switch; one of several is walked
+            // from itself (its route picks the port).
+            let single = net.degree(src) == 1;
             let uplink = net.port_id(src, 0);
-            let first = net.port_peer[uplink as usize];
+            let first = if single {
+                net.port_peer[uplink as usize]
+            } else {
+                src
+            };
             for &dst in to {
                 if dst == src {
                     continue;
                 }
                 let mass = p / pairs;
-                shares[uplink as usize] += mass;
+                if single {
+                    shares[uplink as usize] += mass;
+                }
                 *entering.entry((first, dst)).or_insert(0.0) += mass;
             }
         }

@@ -12,27 +12,25 @@
 //! ```
 //!
 //! GPUs are the nodes in neither list; SimAI numbers them first (`0..G`) and puts GPU `i` on
-//! server `i / gpus_per_server`. A GPU has several links (NVLink to its server's NVSwitch, one
-//! or two NIC links to leaf switches) where a netstep host has one: each GPU becomes a host
-//! behind a NIC node (a switch, id `nodes + i`) that takes over its links, joined to it by a
-//! link at the fastest of its links' rates and the shortest of their delays. That is one more
-//! store-and-forward hop than SimAI's (a packet's serialization at that rate plus the delay:
-//! a 25 ns delay and 25 ns to serialize a 9 KB packet at SimAI's NVLink defaults). Routes are
-//! shortest paths that never pass through another GPU's NIC node and take the NVSwitch where
-//! it ties with another next hop (`no_transit`, `prefer`), as SimAI's BFS routes (it never
-//! continues through a GPU and prefers an NVSwitch next hop among equal-length ones).
+//! server `i / gpus_per_server`. Each GPU is a host with all of its links (NVLink to its
+//! server's NVSwitch, one or two NIC links to leaf switches), as SimAI's: its ports are its
+//! links in the file's order (SimAI's devices), each port has its own NIC, and a queue pair
+//! leaves by the port its route starts with (SimAI's `GetNicIdxOfQp`: the flow hash over the
+//! GPU's next hops towards the destination). Routes are shortest paths that never pass through
+//! a GPU and take the NVSwitch where it ties with another next hop (`prefer`), as SimAI's BFS
+//! routes (it never continues through a GPU and prefers an NVSwitch next hop among
+//! equal-length ones).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use netstep_core::units::BitsPerSec;
 
 use super::files::{Link, Tokens, Topology};
 use super::mapping::{JobImport, import_job};
 
-/// SimAI's topology file, read, with the GPUs behind NIC nodes.
+/// SimAI's topology file, read.
 #[derive(Clone, Debug)]
 pub struct SimaiTopology {
     /// GPUs (hosts `0..gpus`).
@@ -45,7 +43,7 @@ pub struct SimaiTopology {
     pub switches: Vec<u32>,
     /// Line 1's GPU type (`A100`, `H100`, ...).
     pub gpu_type: String,
-    /// The fabric with one NIC node per GPU (GPU `i`'s is node `nodes + i`).
+    /// The fabric: the file's nodes and links, the GPUs as hosts.
     pub topology: Topology,
 }
 
@@ -95,7 +93,7 @@ pub fn read_topology(path: &Path) -> anyhow::Result<SimaiTopology> {
     };
     let nvswitches = ids(nv, "an NVSwitch id", 2, &mut t)?;
     let switches = ids(sw, "a switch id", 1, &mut t)?;
-    let mut list = Vec::with_capacity((links as usize + gpus as usize).min(1 << 22));
+    let mut list = Vec::with_capacity((links as usize).min(1 << 22));
     for _ in 0..links {
         list.push(Link::read(&mut t, nodes)?);
     }
@@ -105,8 +103,22 @@ pub fn read_topology(path: &Path) -> anyhow::Result<SimaiTopology> {
             path.display()
         );
     }
-    let topology = behind_nics(nodes, gpus, &kind, list)
-        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
+    let mut linked = vec![false; gpus as usize];
+    for l in &list {
+        for end in [l.a, l.b] {
+            if let Some(g) = linked.get_mut(end as usize) {
+                *g = true;
+            }
+        }
+    }
+    if let Some(g) = linked.iter().position(|&l| !l) {
+        bail!("{}: GPU {g} has no link", path.display());
+    }
+    let topology = Topology {
+        nodes,
+        is_switch: kind.iter().map(|&k| k != 0).collect(),
+        links: list,
+    };
     Ok(SimaiTopology {
         gpus,
         gpus_per_server: gps,
@@ -114,49 +126,6 @@ pub fn read_topology(path: &Path) -> anyhow::Result<SimaiTopology> {
         switches,
         gpu_type,
         topology,
-    })
-}
-
-/// Puts each GPU behind its NIC node (see the module docs).
-fn behind_nics(
-    nodes: u32,
-    gpus: u32,
-    kind: &[u8],
-    mut links: Vec<Link>,
-) -> Result<Topology, String> {
-    let nic = |g: u32| nodes + g;
-    let mut own: Vec<Option<(BitsPerSec, netstep_core::units::SimTime)>> =
-        vec![None; gpus as usize];
-    for l in &mut links {
-        for end in [&mut l.a, &mut l.b] {
-            if *end < gpus {
-                let g = *end as usize;
-                own[g] = Some(match own[g] {
-                    None => (l.rate, l.delay),
-                    Some((r, d)) => (r.max(l.rate), d.min(l.delay)),
-                });
-                *end = nic(*end);
-            }
-        }
-    }
-    let mut all = Vec::with_capacity(links.len() + gpus as usize);
-    for g in 0..gpus {
-        let (rate, delay) = own[g as usize].ok_or_else(|| format!("GPU {g} has no link"))?;
-        all.push(Link {
-            a: g,
-            b: nic(g),
-            rate,
-            delay,
-            error_rate: 0.0,
-        });
-    }
-    all.extend(links);
-    let mut is_switch: Vec<bool> = kind.iter().map(|&k| k != 0).collect();
-    is_switch.resize((nodes + gpus) as usize, true);
-    Ok(Topology {
-        nodes: nodes + gpus,
-        is_switch,
-        links: all,
     })
 }
 
@@ -191,20 +160,18 @@ pub fn import_into(files: &SimaiFiles<'_>, out: &Path) -> anyhow::Result<(PathBu
         .unwrap_or_else(|| "simai".to_string());
     let sources = vec![
         format!(
-            "Topology: {} ({} GPUs, {} per server, {} NVSwitches, {} switches, {}); each GPU behind a NIC node (ids {} on).",
+            "Topology: {} ({} GPUs, {} per server, {} NVSwitches, {} switches, {}); each GPU a host of all its links.",
             files.topology.display(),
             simai.gpus,
             simai.gpus_per_server,
             simai.nvswitches.len(),
             simai.switches.len(),
             simai.gpu_type,
-            simai.topology.nodes - simai.gpus,
         ),
         format!("Workload: {} -> workload.txt.", files.workload.display()),
     ];
     let job = JobImport {
         topology: &simai.topology,
-        first_nic: simai.topology.nodes - simai.gpus,
         rules: routing_rules(&simai),
         sources,
         traffic,
@@ -225,20 +192,16 @@ pub fn import_into(files: &SimaiFiles<'_>, out: &Path) -> anyhow::Result<(PathBu
     Ok((scenario, not_modeled))
 }
 
-/// The `[topology]` lines that keep routes as SimAI's: no route through another GPU's NIC
-/// node, and the NVSwitch where it ties with another next hop (SimAI's BFS prefers it).
+/// The `[topology]` line that keeps routes as SimAI's: the NVSwitch where it ties with
+/// another next hop (SimAI's BFS prefers it). No route passes through a GPU: netstep's never
+/// pass through a host.
 fn routing_rules(simai: &SimaiTopology) -> String {
-    let quoted = |ids: &mut dyn Iterator<Item = u32>| {
-        ids.map(|i| format!("\"{i}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let first_nic = simai.topology.nodes - simai.gpus;
-    format!(
-        "no_transit = [{}]\nprefer = [{}]\n",
-        quoted(&mut (first_nic..simai.topology.nodes)),
-        quoted(&mut simai.nvswitches.iter().copied())
-    )
+    let quoted: Vec<String> = simai
+        .nvswitches
+        .iter()
+        .map(|i| format!("\"{i}\""))
+        .collect();
+    format!("prefer = [{}]\n", quoted.join(", "))
 }
 
 /// The priority group SimAI's flows use (`entry.h`: `pg = 3`).

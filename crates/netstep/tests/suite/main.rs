@@ -14,6 +14,7 @@ mod ground_truth;
 mod hpcc_import;
 mod load_balancing;
 mod mixes;
+mod multi_port;
 mod pfc;
 mod properties;
 mod queueing;

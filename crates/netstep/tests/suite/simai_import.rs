@@ -62,16 +62,44 @@ fn a_spectrum_x_topology_keeps_nvlink_inside_servers_and_rails_across() {
     let out = fresh("spectrum");
     let scenario = import("spectrum-x-16g.txt", &out);
     let s = netstep_scenario::load(&scenario, &[], &netstep_scenario::Limits::machine()).unwrap();
-    // GPU 0 behind NIC node 28: same server over NVSwitch 16, GPU 8 along rail ASW 18.
-    assert_eq!(route(&s, "0", "1"), ["0", "28", "16", "29", "1"]);
-    assert_eq!(route(&s, "0", "8"), ["0", "28", "18", "36", "8"]);
-    // Across rails and servers: up rail 0's ASW, a PSW, down rail 1's; never through GPU 1's
-    // NIC and NVLink (a path as short).
+    // GPU 0, a host of two ports as in SimAI: same server over NVSwitch 16, GPU 8 along rail
+    // ASW 18.
+    assert_eq!(route(&s, "0", "1"), ["0", "16", "1"]);
+    assert_eq!(route(&s, "0", "8"), ["0", "18", "8"]);
+    // Across rails and servers: up rail 0's ASW, a PSW, down rail 1's; never through GPU 1
+    // (NVLink then its NIC: a path as short).
     let across = route(&s, "0", "9");
-    assert_eq!(across.len(), 7, "{across:?}");
-    assert_eq!(across[..3], ["0", "28", "18"], "{across:?}");
-    assert_eq!(across[4..], ["19", "37", "9"], "{across:?}");
-    no_route_crosses_another_nic(&s, 16, 28);
+    assert_eq!(across.len(), 5, "{across:?}");
+    assert_eq!(across[..2], ["0", "18"], "{across:?}");
+    assert_eq!(across[3..], ["19", "9"], "{across:?}");
+    for a in 0..16u32 {
+        for b in (0..16).filter(|&b| b != a) {
+            for hash in 0..4 {
+                let path = route_with(&s, &a.to_string(), &b.to_string(), hash);
+                let gpus = path
+                    .iter()
+                    .filter(|n| n.parse::<u32>().unwrap() < 16)
+                    .count();
+                assert_eq!(gpus, 2, "{a} -> {b}: {path:?}");
+            }
+        }
+    }
+    // Each queue pair starts at the line rate of the port it leaves by: NVLink inside the
+    // server, the NIC's 400 Gb/s across (SimAI's NICs, one per port).
+    let net = &s.model.net;
+    let rate = |src: u32, dst: u32| {
+        let flow = s
+            .model
+            .flows
+            .flows
+            .iter()
+            .position(|f| f.src == src && f.dst == dst)
+            .expect("a flow") as u32;
+        let first = netstep_core::flow::first_port(net, &s.model.flows, flow, false);
+        net.class_of(net.port_id(src, first)).rate.0
+    };
+    assert_eq!(rate(0, 1), 2_880_000_000_000);
+    assert_eq!(rate(0, 8), 400_000_000_000);
     // Every GPU is a rank, in id order; SimAI's flows' priority group 3 is the job's class.
     let job = s.model.job.as_ref().unwrap();
     let hosts: Vec<&str> = job
@@ -112,7 +140,7 @@ fn simai_s_three_files_run_with_one_command() {
     );
     assert!(out.join("run/layers.parquet").exists());
     assert!(out.join("run/EndToEnd.csv").exists());
-    // In issue order every GPU finishes; each GPU reaches its two ASWs through its NIC node.
+    // In issue order every GPU finishes; each GPU reaches its two ASWs by its two NIC ports.
     let s = netstep_scenario::load(
         &out.join("scenario.toml"),
         &["traffic.0.queue_order=oldest_first".to_string()],
@@ -160,8 +188,9 @@ fn bad_simai_topology_files_are_refused_with_file_and_line() {
 }
 
 /// SimAI's generated file and the native `gpu_cluster` of the same shape have the same links:
-/// SimAI's GPU `i` is the native `nic<i>` (its NIC node) and its switches, in id order, the
-/// native NVSwitches, ASWs and PSWs in node order.
+/// SimAI's GPU `i` (a host of several ports) is the native `nic<i>` (the NIC node its GPU
+/// hangs off) and its switches, in id order, the native NVSwitches, ASWs and PSWs in node
+/// order.
 fn same_fabric(file: &str, native: &str) {
     let t = read_topology(&fixture(file)).unwrap();
     let g = t.gpus;
@@ -177,22 +206,13 @@ fn same_fabric(file: &str, native: &str) {
             }
         }
     }
-    // SimAI's links as native node ids: the reader moved GPU i's links to its NIC node
-    // (`first_nic + i`), natively `nic<i>` = node g + i; SimAI's switch id k (>= g) is native
-    // node 2g + (k - g) (after the GPUs and NICs).
-    let first_nic = t.topology.nodes - g;
-    let to_native = |x: u32| {
-        if x >= first_nic {
-            g + (x - first_nic)
-        } else {
-            g + x
-        }
-    };
+    // SimAI's links as native node ids: GPU i is natively `nic<i>` = node g + i; SimAI's
+    // switch id k (>= g) is native node 2g + (k - g) (after the GPUs and NICs): g + x both.
+    let to_native = |x: u32| g + x;
     let mut simai_links: Vec<(u32, u32)> = t
         .topology
         .links
         .iter()
-        .filter(|l| l.a >= g && l.b >= g)
         .map(|l| {
             let (a, b) = (to_native(l.a), to_native(l.b));
             (a.min(b), a.max(b))

@@ -12,8 +12,6 @@ use crate::hpcc::files::{Config, Topology};
 pub(crate) struct JobImport<'a> {
     /// The fabric, in the simulator's form (node ids as names).
     pub topology: &'a Topology,
-    /// Nodes from this id on are NIC nodes (no ECN marking at their ports).
-    pub first_nic: u32,
     /// `[topology]` routing-rule lines (`no_transit`, `prefer`).
     pub rules: String,
     /// Lines for the scenario's header: where the topology and the job came from.
@@ -42,9 +40,9 @@ pub(crate) fn import_job(
     log.not_modeled.extend(job.not_modeled);
     let mut switch = switch::buffer_and_mmu(variant, job.topology, &job.lossless, &mut log)?;
     let ecn = switch::Ecn::read(variant, &mut log)?;
-    // The fabric's switches mark; the NIC nodes stand for the GPUs' NICs, which do not.
+    // The fabric's switches mark; the GPUs' NICs do not.
     let switches = &job.topology.is_switch;
-    let marks = |n: u32| switches[n as usize] && n < job.first_nic;
+    let marks = |n: u32| switches[n as usize];
     let mut topology = topology::topology(job.topology, &ecn, &marks, &mut log)?;
     topology.rules = job.rules;
     let (mut transport, cc, mtu) = transport::transport(config_path, variant, &mut log)?;

@@ -1,6 +1,8 @@
-//! Hosts: the transports of the flows a host sends and receives, its NIC in front of its one
-//! egress port ([`super::nic`]: socket queues, admission, backpressure, the pulling NIC), flows
-//! that wait for others ([`deps`]) and delivery of arriving packets.
+//! Hosts: the transports of the flows a host sends and receives, a NIC in front of each of its
+//! egress ports ([`super::nic`]: socket queues, admission, backpressure, the pulling NIC), flows
+//! that wait for others ([`deps`]) and delivery of arriving packets. A flow's packets leave by
+//! the port its route starts with ([`crate::flow::first_port`]: the data at the source, the
+//! feedback at the destination), through that port's NIC.
 
 mod deps;
 mod program;
@@ -22,11 +24,14 @@ use crate::telemetry::SideRecord;
 use crate::transport::{FlowEnds, Receiver, Sender, TransportOut};
 use crate::units::SimTime;
 
-/// The state of a host: NIC and transports (its egress port is in [`super::NodeState`]).
+/// The state of a host: NICs and transports (its egress ports are in [`super::NodeState`]).
 #[derive(Clone, Debug, Default)]
 pub struct HostState {
-    /// The NIC: socket queues and budgets, or the pulling NIC's turn order.
+    /// The NIC of port 0: socket queues and budgets, or the pulling NIC's turn order.
     pub nic: Nic,
+    /// The NICs of ports 1 and on, of a host of several ports (grown as they are used; empty,
+    /// without an allocation, at a host of one port).
+    pub more_nics: Box<[Nic]>,
     /// Senders of flows sourced here, by source slot.
     pub senders: Vec<Option<Sender>>,
     /// Receivers of flows sinking here, by destination slot.
@@ -54,13 +59,14 @@ impl HostState {
         let mut eg = Egress::new(lp, ports, model);
         match event.kind {
             EventKind::PortReady { port, .. } => {
-                eg.ready(&mut self.nic, port, now, sink);
-                self.fill_nic(&mut eg, now, sink, out);
+                eg.ready(self.nic_of(port), port, now, sink);
+                self.fill_nic(&mut eg, port, now, sink, out);
                 true
             }
             EventKind::Arrive(packet) if packet.kind == PacketKind::Pause => {
-                if eg.frame_arrived(&mut self.nic, &packet, now, sink) {
-                    self.fill_nic(&mut eg, now, sink, out);
+                let port = packet.ingress as u32;
+                if eg.frame_arrived(self.nic_of(port), &packet, now, sink) {
+                    self.fill_nic(&mut eg, port, now, sink, out);
                 }
                 true
             }
@@ -86,15 +92,48 @@ impl HostState {
         }
     }
 
+    /// The NIC of local port `port`.
+    #[inline]
+    fn nic_of(&mut self, port: u32) -> &mut Nic {
+        Self::pick(&mut self.nic, &mut self.more_nics, port)
+    }
+
+    /// Of a host's NICs (port 0's, the others'), the one of local port `port`, growing the
+    /// others to hold it.
+    #[inline]
+    fn pick<'a>(nic: &'a mut Nic, more: &'a mut Box<[Nic]>, port: u32) -> &'a mut Nic {
+        if port == 0 {
+            return nic;
+        }
+        let i = port as usize - 1;
+        if more.len() <= i {
+            let mut grown = std::mem::take(more).into_vec();
+            grown.resize_with(i + 1, Nic::default);
+            *more = grown.into_boxed_slice();
+        }
+        &mut more[i]
+    }
+
+    /// The local port by which this host sends `flow`'s packets of `side` (the data from the
+    /// sender, the feedback from the receiver).
+    #[inline]
+    fn port_of(model: &Model, flow: u32, side: TimerSide) -> u32 {
+        crate::flow::first_port(&model.net, &model.flows, flow, side == TimerSide::Receiver)
+    }
+
     fn ends(model: &Model, flow: u32) -> FlowEnds {
         let spec = &model.flows.flows[flow as usize];
+        // The line rate of the port the flow's data leaves by.
+        let port = model
+            .net
+            .port_id(spec.src, Self::port_of(model, flow, TimerSide::Sender));
         FlowEnds {
             flow,
             src: spec.src,
             dst: spec.dst,
             size: spec.size,
             seed: model.seed,
-            line_rate_bps: model.net.class_of(model.net.port_id(spec.src, 0)).rate.0 as f64,
+            line_rate_bps: model.net.class_of(port).rate.0 as f64,
             base_rtt: SimTime::ZERO,
             nic_pulls: model.nic.scheduler == NicScheduler::Pull,
         }
@@ -137,7 +176,8 @@ impl HostState {
         self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, out));
         if ends.nic_pulls {
             // The simulator's NewQp: it joins the turn order and may send at once.
-            self.nic.add_qp(flow);
+            let port = Self::port_of(model, flow, TimerSide::Sender);
+            self.nic_of(port).add_qp(flow);
         }
         self.flush_transport(eg, flow, TimerSide::Sender, now, sink, out);
     }
@@ -153,27 +193,35 @@ impl HostState {
         out: &mut TransportOut,
     ) -> bool {
         let model = eg.model;
-        let spec = &model.flows.flows[flow as usize];
         let live = match side {
             TimerSide::Nic => {
+                // The wake-up of the NIC of port `flow` ([`Nic`]'s timers name their port).
+                let port = flow;
                 let mut qps = QueuePairs {
                     senders: &mut self.senders,
                     out,
                 };
-                self.nic.woke(eg, &mut qps, now, sink);
+                Self::pick(&mut self.nic, &mut self.more_nics, port)
+                    .woke(eg, port, &mut qps, now, sink);
                 return true;
             }
             TimerSide::Sender => {
                 let slot = model.flows.src_slot[flow as usize] as usize;
                 match self.senders.get_mut(slot) {
-                    Some(Some(sender)) => sender.on_timer(&spec.transport, token, now, out),
+                    Some(Some(sender)) => {
+                        let spec = &model.flows.flows[flow as usize];
+                        sender.on_timer(&spec.transport, token, now, out)
+                    }
                     _ => false,
                 }
             }
             TimerSide::Receiver => {
                 let slot = model.flows.dst_slot[flow as usize] as usize;
                 match self.receivers.get_mut(slot) {
-                    Some(Some(receiver)) => receiver.on_timer(&spec.transport, token, now, out),
+                    Some(Some(receiver)) => {
+                        let spec = &model.flows.flows[flow as usize];
+                        receiver.on_timer(&spec.transport, token, now, out)
+                    }
                     _ => false,
                 }
             }
@@ -275,6 +323,7 @@ impl HostState {
         out: &mut TransportOut,
     ) {
         let had_packets = !out.packets.is_empty();
+        let port = Self::port_of(eg.model, flow, side);
         for (index, record) in out.side.drain(..) {
             let packet = &mut out.packets[index];
             packet.set(Packet::SIDE_RECORD, true);
@@ -290,12 +339,13 @@ impl HostState {
                 TimerSide::Receiver => Socket::receiver(model.flows.dst_slot[flow as usize]),
                 TimerSide::Nic => unreachable!("the NIC's wake-ups run no transport"),
             };
-            self.nic.send(eg, socket, spec, &mut out.packets, now, sink);
+            self.nic_of(port)
+                .send(eg, port, socket, spec, &mut out.packets, now, sink);
         }
         // A pulling NIC looks again after any transport call (an ACK may have opened a
         // window, a rate moved); the others when packets came.
         if had_packets || eg.model.nic.scheduler == NicScheduler::Pull {
-            self.fill_nic(eg, now, sink, out);
+            self.fill_nic(eg, port, now, sink, out);
         }
         // A sender that is done keeps only its counters (a run keeps no state per finished
         // flow beyond its outcome).
@@ -312,11 +362,12 @@ impl HostState {
         }
     }
 
-    /// Lets the NIC admit (or pull) what fits now.
+    /// Lets the NIC of local port `port` admit (or pull) what fits now.
     #[inline]
     fn fill_nic(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         now: SimTime,
         sink: &mut impl EventSink,
         out: &mut TransportOut,
@@ -325,6 +376,6 @@ impl HostState {
             senders: &mut self.senders,
             out,
         };
-        self.nic.fill(eg, &mut qps, now, sink);
+        Self::pick(&mut self.nic, &mut self.more_nics, port).fill(eg, port, &mut qps, now, sink);
     }
 }

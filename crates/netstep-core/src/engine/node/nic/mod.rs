@@ -1,5 +1,7 @@
-//! The host NIC, in one place: what stands between a host's transports and its one egress
-//! port ([`crate::nic`] describes the model and holds its settings).
+//! The host NIC, in one place: what stands between a host's transports and one of its egress
+//! ports ([`crate::nic`] describes the model and holds its settings). A host of several ports
+//! has one NIC per port, each with its own socket queues, budgets and turn order; a flow's
+//! packets go to the NIC of the port its route leaves by ([`crate::flow::first_port`]).
 //!
 //! A transmission goes host → NIC → port: the host hands what a transport produced to
 //! [`Nic::send`], which stamps each packet with its flow's path flag and traffic class, admits
@@ -32,10 +34,6 @@ use crate::transport::{Sender, TransportOut, TransportSpec};
 use crate::units::SimTime;
 use sockets::HostNic;
 pub(super) use sockets::Socket;
-
-/// A host's one port (hosts have exactly one link, and every flow's route was checked when
-/// the scenario was loaded).
-const NIC_PORT: u32 = 0;
 
 /// A host's NIC: its socket queues and budgets, or the pulling NIC's turn order and feedback
 /// queue (allocated with the first packet a transport sends or the first queue pair).
@@ -118,12 +116,14 @@ impl Nic {
         nic.add_qp(flow);
     }
 
-    /// A transport of the flow `spec` produced `packets` on `socket` at `now`: each is stamped
-    /// and admitted at once when nothing of the host waits and it fits the budgets, otherwise
-    /// kept in its socket queue. Empties `packets`.
+    /// A transport of the flow `spec` produced `packets` on `socket` at `now`, for this NIC's
+    /// port `port`: each is stamped and admitted at once when nothing of the NIC waits and it
+    /// fits the budgets, otherwise kept in its socket queue. Empties `packets`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn send(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         socket: Socket,
         spec: &FlowSpec,
         packets: &mut Vec<Packet>,
@@ -137,24 +137,25 @@ impl Nic {
             let nic = self.state.get_or_insert_with(Box::<HostNic>::default);
             if nic.try_admit_now(socket, &packet, config) {
                 // Fast path: nothing waits ahead of it and it fits both budgets.
-                self.offer(eg, packet, now, sink);
+                self.offer(eg, port, packet, now, sink);
             } else {
                 nic.push(socket, packet, config);
             }
         }
     }
 
-    /// Admits packets from the socket queues into the egress queue while they fit (the
-    /// pulling NIC: sends while the link is free, [`Nic::pull`]).
+    /// Admits packets from the socket queues into the egress queue of its port `port` while
+    /// they fit (the pulling NIC: sends while the link is free, [`Nic::pull`]).
     pub(super) fn fill(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         qps: &mut QueuePairs<'_>,
         now: SimTime,
         sink: &mut impl EventSink,
     ) {
         if eg.model.nic.scheduler == NicScheduler::Pull {
-            self.pull(eg, qps, now, sink);
+            self.pull(eg, port, qps, now, sink);
             return;
         }
         loop {
@@ -164,7 +165,7 @@ impl Nic {
             let Some((_, packet)) = nic.admit(&eg.model.nic) else {
                 return;
             };
-            self.offer(eg, packet, now, sink);
+            self.offer(eg, port, packet, now, sink);
         }
     }
 
@@ -172,6 +173,7 @@ impl Nic {
     pub(super) fn woke(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         qps: &mut QueuePairs<'_>,
         now: SimTime,
         sink: &mut impl EventSink,
@@ -179,7 +181,7 @@ impl Nic {
         if let Some(nic) = self.state.as_mut() {
             nic.woke(now);
         }
-        self.fill(eg, qps, now, sink);
+        self.fill(eg, port, qps, now, sink);
     }
 
     /// The pulling NIC ([`NicScheduler::Pull`], the HPCC simulator's `DequeueAndTransmit`):
@@ -189,6 +191,7 @@ impl Nic {
     fn pull(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         qps: &mut QueuePairs<'_>,
         now: SimTime,
         sink: &mut impl EventSink,
@@ -196,14 +199,14 @@ impl Nic {
         let Some(nic) = self.state.as_mut() else {
             return;
         };
-        if eg.backlogged(NIC_PORT) {
+        if eg.backlogged(port) {
             // A packet of a paused class, or one the shaper holds: the port's own wake-up
             // (or the RESUME) comes back here.
             return;
         }
         let model = eg.model;
-        let paused = eg.paused(NIC_PORT);
-        let free_at = eg.free_at(NIC_PORT);
+        let paused = eg.paused(port);
+        let free_at = eg.free_at(port);
         if free_at > now {
             // Look again when the link frees, if anything may want it then.
             if nic.wakes_by(free_at) {
@@ -213,13 +216,13 @@ impl Nic {
             let waiting = nic.has_feedback()
                 || nic.any_ready(paused, |flow| QueuePairs::state(senders, model, flow));
             if waiting {
-                Self::wake(nic, eg, free_at, now, sink);
+                Self::wake(nic, eg, port, free_at, now, sink);
             }
             return;
         }
         if let Some(packet) = nic.pop_feedback(paused) {
-            self.offer(eg, packet, now, sink);
-            self.pull(eg, qps, now, sink);
+            self.offer(eg, port, packet, now, sink);
+            self.pull(eg, port, qps, now, sink);
             return;
         }
         let senders = &mut *qps.senders;
@@ -228,7 +231,7 @@ impl Nic {
             if let Some(at) =
                 nic.next_ready(now, paused, |flow| QueuePairs::state(senders, model, flow))
             {
-                Self::wake(nic, eg, at, now, sink);
+                Self::wake(nic, eg, port, at, now, sink);
             }
             return;
         };
@@ -237,23 +240,25 @@ impl Nic {
             .schedule_timers(flow, TimerSide::Sender, &mut qps.out.timers, now, sink);
         for mut packet in qps.out.packets.drain(..) {
             stamp(spec, &mut packet);
-            self.offer(eg, packet, now, sink);
+            self.offer(eg, port, packet, now, sink);
         }
         // The link is busy now: look again when it frees.
-        self.pull(eg, qps, now, sink);
+        self.pull(eg, port, qps, now, sink);
     }
 
-    /// Schedules the pulling NIC's wake-up at `at` unless one at or before it is pending.
+    /// Schedules the pulling NIC's wake-up at `at` unless one at or before it is pending (a
+    /// [`TimerSide::Nic`] timer whose `flow` field names the NIC's port).
     fn wake(
         nic: &mut HostNic,
         eg: &mut Egress<'_>,
+        port: u32,
         at: SimTime,
         now: SimTime,
         sink: &mut impl EventSink,
     ) {
         if nic.want_wake(at) {
             let kind = EventKind::Timer {
-                flow: 0,
+                flow: port,
                 token: 0,
                 side: TimerSide::Nic,
                 seq: 0,
@@ -262,11 +267,12 @@ impl Nic {
         }
     }
 
-    /// Offers an admitted packet to the host's egress port.
+    /// Offers an admitted packet to the host's egress port `port` (this NIC's).
     #[inline]
     fn offer(
         &mut self,
         eg: &mut Egress<'_>,
+        port: u32,
         mut packet: Packet,
         now: SimTime,
         sink: &mut impl EventSink,
@@ -276,7 +282,7 @@ impl Nic {
             // timestamp is taken when the segment is handed to the device queue).
             packet.sent_ps = now.0;
         }
-        eg.offer(self, NIC_PORT, packet, now, sink);
+        eg.offer(self, port, packet, now, sink);
     }
 }
 

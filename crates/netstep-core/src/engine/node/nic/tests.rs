@@ -255,7 +255,7 @@ impl Host {
         let mut eg = Egress::new(&mut self.state.lp, &mut self.state.ports, model);
         let now = SimTime(now);
         self.nic
-            .send(&mut eg, socket, spec, &mut packets, now, &mut self.rec);
+            .send(&mut eg, 0, socket, spec, &mut packets, now, &mut self.rec);
         self.fill(model, now.0);
     }
     fn fill(&mut self, model: &Model, now: u64) {
@@ -265,7 +265,7 @@ impl Host {
             out: &mut self.out,
         };
         self.nic
-            .fill(&mut eg, &mut qps, SimTime(now), &mut self.rec);
+            .fill(&mut eg, 0, &mut qps, SimTime(now), &mut self.rec);
     }
     /// Runs the port's wake-ups and the NIC's until none is left, as the host would.
     fn drain(&mut self, model: &Model) {
@@ -279,12 +279,12 @@ impl Host {
             match event.kind {
                 EventKind::PortReady { port, .. } => {
                     eg.ready(&mut self.nic, port, now, &mut self.rec);
-                    self.nic.fill(&mut eg, &mut qps, now, &mut self.rec);
+                    self.nic.fill(&mut eg, port, &mut qps, now, &mut self.rec);
                 }
                 EventKind::Timer {
                     side: TimerSide::Nic,
                     ..
-                } => self.nic.woke(&mut eg, &mut qps, now, &mut self.rec),
+                } => self.nic.woke(&mut eg, 0, &mut qps, now, &mut self.rec),
                 other => panic!("unexpected event {other:?}"),
             }
         }
