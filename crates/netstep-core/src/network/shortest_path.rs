@@ -399,7 +399,6 @@ mod tests {
                     shape,
                 },
                 GpuClusterLinks {
-                    host: class(),
                     nvlink: class(),
                     nic: class(),
                     fabric: class(),

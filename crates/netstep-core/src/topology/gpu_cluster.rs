@@ -12,11 +12,11 @@
 //! - [`GpuShape::Dcn`] (DCN+): not rail-optimized; GPU `i` on ASW `i / npa`.
 //! - [`GpuShape::DcnDualTor`]: DCN+ with two ASW sets, GPU `i` on ASW `i / npa` of each.
 //!
-//! As everywhere in netstep a host has one link: GPU `gpu<i>` hangs off its NIC `nic<i>` (a
-//! switch holding the GPU's NVLink and NIC links). Nodes: GPUs, NICs, NVSwitches `nvs<s>`,
-//! ASWs (`asw<k>`, or `asw<set>_<k>` with two sets), PSWs `psw<p>`. Routed by shortest paths
-//! with ECMP that never pass through another GPU's NIC and take the NVSwitch where it ties
-//! with an ASW ([`PathRules`]), as SimAI's routing does.
+//! A GPU `gpu<i>` is a host of several ports, as in SimAI: port 0 its NVLink to its server's
+//! NVSwitch, then its NIC link to each ASW set (each port with its own NIC). Nodes: GPUs,
+//! NVSwitches `nvs<s>`, ASWs (`asw<k>`, or `asw<set>_<k>` with two sets), PSWs `psw<p>`, in
+//! the order of SimAI's node ids. Routed by shortest paths with ECMP (never through a host)
+//! that take the NVSwitch where it ties with an ASW ([`PathRules`]), as SimAI's routing does.
 
 use super::{LinkClass, LinkSpec, NodeKind, NodeSpec, PathRules, RoutingKind, TopologySpec};
 
@@ -60,11 +60,9 @@ pub struct GpuCluster {
 /// The link classes of a GPU cluster.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GpuClusterLinks {
-    /// GPU to its NIC.
-    pub host: LinkClass,
-    /// NIC to its server's NVSwitch.
+    /// GPU to its server's NVSwitch.
     pub nvlink: LinkClass,
-    /// NIC to an ASW.
+    /// GPU to an ASW (its NIC port).
     pub nic: LinkClass,
     /// ASW to PSW.
     pub fabric: LinkClass,
@@ -110,10 +108,10 @@ impl GpuCluster {
         Ok(())
     }
 
-    /// Nodes: GPUs, NICs, NVSwitches, ASWs, PSWs.
+    /// Nodes: GPUs, NVSwitches, ASWs, PSWs.
     pub fn node_count(&self) -> u64 {
         let sets = if self.shape.dual() { 2 } else { 1 };
-        2 * self.gpus as u64
+        self.gpus as u64
             + (self.gpus / self.gpus_per_server.max(1)) as u64
             + sets * self.asws_per_set() as u64
             + self.psws as u64
@@ -127,11 +125,11 @@ impl GpuCluster {
             GpuShape::RailDualPlane => asws * (self.psws / 2) as u64,
             _ => asws * self.psws as u64,
         };
-        self.gpus as u64 * (2 + sets) + fabric
+        self.gpus as u64 * (1 + sets) + fabric
     }
 }
 
-/// Builds the cluster (`classes` = host, NVLink, NIC, fabric links).
+/// Builds the cluster (`classes` = NVLink, NIC, fabric links).
 pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
     let g = shape.gpus;
     let servers = g / shape.gpus_per_server.max(1);
@@ -140,7 +138,6 @@ pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
     let node = |kind, name: String| NodeSpec { kind, name };
     let mut nodes = Vec::with_capacity(shape.node_count() as usize);
     nodes.extend((0..g).map(|i| node(NodeKind::Host, format!("gpu{i}"))));
-    nodes.extend((0..g).map(|i| node(NodeKind::Switch, format!("nic{i}"))));
     nodes.extend((0..servers).map(|s| node(NodeKind::Switch, format!("nvs{s}"))));
     for set in 0..sets {
         nodes.extend((0..per_set).map(|k| {
@@ -153,7 +150,7 @@ pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
         }));
     }
     nodes.extend((0..shape.psws).map(|p| node(NodeKind::Switch, format!("psw{p}"))));
-    let (nic, nvs, asw) = (g, 2 * g, 2 * g + servers);
+    let (nvs, asw) = (g, g + servers);
     let psw = asw + sets * per_set;
     let link = |a: u32, b: u32, class: u16| LinkSpec {
         a,
@@ -162,10 +159,9 @@ pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
         class_ba: class,
     };
     let mut list = Vec::with_capacity(shape.link_count() as usize);
-    list.extend((0..g).map(|i| link(i, nic + i, 0)));
-    list.extend((0..g).map(|i| link(nic + i, nvs + i / shape.gpus_per_server, 1)));
+    list.extend((0..g).map(|i| link(i, nvs + i / shape.gpus_per_server, 0)));
     for set in 0..sets {
-        list.extend((0..g).map(|i| link(nic + i, asw + set * per_set + shape.asw_of(i), 2)));
+        list.extend((0..g).map(|i| link(i, asw + set * per_set + shape.asw_of(i), 1)));
     }
     let half = shape.psws / 2;
     for set in 0..sets {
@@ -176,18 +172,18 @@ pub fn gpu_cluster(shape: GpuCluster, links: GpuClusterLinks) -> TopologySpec {
         for k in 0..per_set {
             list.extend(
                 psws.clone()
-                    .map(|p| link(asw + set * per_set + k, psw + p, 3)),
+                    .map(|p| link(asw + set * per_set + k, psw + p, 2)),
             );
         }
     }
     TopologySpec {
         nodes,
         links: list,
-        classes: vec![links.host, links.nvlink, links.nic, links.fabric],
-        // A route never passes through another GPU's NIC, and takes the NVSwitch where it
-        // ties with an ASW (DCN+: two GPUs of a server on one ASW), as SimAI's routing does.
+        classes: vec![links.nvlink, links.nic, links.fabric],
+        // A route takes the NVSwitch where it ties with an ASW (DCN+: two GPUs of a server on
+        // one ASW), as SimAI's routing does; no route passes through a GPU (a host).
         routing: RoutingKind::ShortestPathRules(Box::new(PathRules {
-            no_transit: (nic..nic + g).collect(),
+            no_transit: Vec::new(),
             prefer: (nvs..nvs + servers).collect(),
         })),
     }

@@ -23,7 +23,8 @@ pub struct GpuClusterConfig {
     ///
     /// Unit: name · Default: required · Example: `shape = "rail_dual_plane"`
     pub shape: Shape,
-    /// GPUs (hosts `gpu0`, `gpu1`, ...); at least 1.
+    /// GPUs (hosts `gpu0`, `gpu1`, ...; each a host of several ports: its NVLink, then a NIC
+    /// link per ASW set); at least 1.
     ///
     /// Unit: integer · Default: required · Example: `gpus = 1024`
     pub gpus: u32,
@@ -44,15 +45,12 @@ pub struct GpuClusterConfig {
     /// Unit: table · Default: none (the link parameters' defaults) · Example:
     /// `links = { rate = "400Gbps", delay = "500ns" }`
     pub links: Option<Box<LinkConfig>>,
-    /// Overrides of `links` for GPU-to-NIC links, field by field.
-    ///
-    /// Unit: table · Default: none · Example: `host_links = { rate = "2880Gbps" }`
-    pub host_links: Option<Box<LinkConfig>>,
-    /// Overrides of `links` for NIC-to-NVSwitch links, field by field.
+    /// Overrides of `links` for GPU-to-NVSwitch links (each GPU's port 0), field by field.
     ///
     /// Unit: table · Default: none · Example: `nvlink_links = { rate = "2880Gbps", delay = "25ns" }`
     pub nvlink_links: Option<Box<LinkConfig>>,
-    /// Overrides of `links` for NIC-to-ASW links, field by field.
+    /// Overrides of `links` for GPU-to-ASW links (a GPU's NIC ports, one per ASW set), field
+    /// by field.
     ///
     /// Unit: table · Default: none · Example: `nic_links = { rate = "200Gbps" }`
     pub nic_links: Option<Box<LinkConfig>>,
@@ -112,7 +110,6 @@ impl TopologyKind for GpuClusterConfig {
         Ok(topology::gpu_cluster(
             shape,
             topology::GpuClusterLinks {
-                host: class(&self.host_links, "host_links")?,
                 nvlink: class(&self.nvlink_links, "nvlink_links")?,
                 nic: class(&self.nic_links, "nic_links")?,
                 fabric: class(&self.fabric_links, "fabric_links")?,

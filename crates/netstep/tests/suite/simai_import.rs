@@ -72,18 +72,7 @@ fn a_spectrum_x_topology_keeps_nvlink_inside_servers_and_rails_across() {
     assert_eq!(across.len(), 5, "{across:?}");
     assert_eq!(across[..2], ["0", "18"], "{across:?}");
     assert_eq!(across[3..], ["19", "9"], "{across:?}");
-    for a in 0..16u32 {
-        for b in (0..16).filter(|&b| b != a) {
-            for hash in 0..4 {
-                let path = route_with(&s, &a.to_string(), &b.to_string(), hash);
-                let gpus = path
-                    .iter()
-                    .filter(|n| n.parse::<u32>().unwrap() < 16)
-                    .count();
-                assert_eq!(gpus, 2, "{a} -> {b}: {path:?}");
-            }
-        }
-    }
+    no_route_crosses_another_gpu(&s, 16);
     // Each queue pair starts at the line rate of the port it leaves by: NVLink inside the
     // server, the NIC's 400 Gb/s across (SimAI's NICs, one per port).
     let net = &s.model.net;
@@ -187,36 +176,28 @@ fn bad_simai_topology_files_are_refused_with_file_and_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// SimAI's generated file and the native `gpu_cluster` of the same shape have the same links:
-/// SimAI's GPU `i` (a host of several ports) is the native `nic<i>` (the NIC node its GPU
-/// hangs off) and its switches, in id order, the native NVSwitches, ASWs and PSWs in node
-/// order.
+/// SimAI's generated file and the native `gpu_cluster` of the same shape have the same nodes
+/// and links, in the same order: GPUs (hosts of several ports) first, then the NVSwitches,
+/// ASWs and PSWs in SimAI's id order.
 fn same_fabric(file: &str, native: &str) {
     let t = read_topology(&fixture(file)).unwrap();
-    let g = t.gpus;
     let s = crate::common::scenario(native, &[]);
     let net = &s.model.net;
+    assert_eq!(net.n_nodes() as u32, t.topology.nodes, "{file}");
     let mut native_links = Vec::new();
     for node in 0..net.n_nodes() as u32 {
         for local in 0..net.degree(node) {
             let peer = net.port_peer[net.port_id(node, local) as usize];
-            // Skip the GPU-NIC links (SimAI has no NIC node) and count each link once.
-            if node >= g && peer >= g && node < peer {
+            if node < peer {
                 native_links.push((node, peer));
             }
         }
     }
-    // SimAI's links as native node ids: GPU i is natively `nic<i>` = node g + i; SimAI's
-    // switch id k (>= g) is native node 2g + (k - g) (after the GPUs and NICs): g + x both.
-    let to_native = |x: u32| g + x;
     let mut simai_links: Vec<(u32, u32)> = t
         .topology
         .links
         .iter()
-        .map(|l| {
-            let (a, b) = (to_native(l.a), to_native(l.b));
-            (a.min(b), a.max(b))
-        })
+        .map(|l| (l.a.min(l.b), l.a.max(l.b)))
         .collect();
     assert!(!simai_links.is_empty());
     native_links.sort_unstable();
@@ -239,22 +220,17 @@ fn native_gpu_clusters_wire_as_simai_s_generator() {
     );
 }
 
-/// No route between two of the `gpus` GPUs, under any of a few ECMP hashes, visits a NIC node
-/// (ids `first_nic..`) other than its ends'.
-fn no_route_crosses_another_nic(s: &netstep_scenario::Scenario, gpus: u32, first_nic: u32) {
+/// No route between two of the first `gpus` nodes (the GPUs), under any of a few ECMP hashes,
+/// visits a GPU other than its ends.
+fn no_route_crosses_another_gpu(s: &netstep_scenario::Scenario, gpus: u32) {
     let name = |i: u32| s.node_names[i as usize].clone();
+    let id = |n: &String| s.node_names.iter().position(|x| x == n).unwrap();
     for a in 0..gpus {
         for b in (0..gpus).filter(|&b| b != a) {
             for hash in 0..4 {
                 let path = route_with(s, &name(a), &name(b), hash);
-                let nics: Vec<&String> = path
-                    .iter()
-                    .filter(|n| {
-                        let i = s.node_names.iter().position(|x| x == *n).unwrap() as u32;
-                        i >= first_nic && i < first_nic + gpus
-                    })
-                    .collect();
-                assert_eq!(nics.len(), 2, "{a} -> {b}: {path:?}");
+                let through = path.iter().filter(|n| id(n) < gpus as usize).count();
+                assert_eq!(through, 2, "{a} -> {b}: {path:?}");
             }
         }
     }
@@ -279,11 +255,11 @@ fn native_clusters_route_as_simai_never_through_another_gpu() {
         "dcn_dual_tor",
     ] {
         let s = native(shape);
-        no_route_crosses_another_nic(&s, 16, 16);
+        no_route_crosses_another_gpu(&s, 16);
         // Same server: over the NVSwitch, also where the two GPUs share an ASW (DCN+).
         assert_eq!(
             route(&s, "gpu0", "gpu1"),
-            ["gpu0", "nic0", "nvs0", "nic1", "gpu1"],
+            ["gpu0", "nvs0", "gpu1"],
             "{shape}"
         );
     }

@@ -323,7 +323,11 @@ impl HostState {
         out: &mut TransportOut,
     ) {
         let had_packets = !out.packets.is_empty();
-        let port = Self::port_of(eg.model, flow, side);
+        let port = if eg.degree() == 1 {
+            0
+        } else {
+            Self::port_of(eg.model, flow, side)
+        };
         for (index, record) in out.side.drain(..) {
             let packet = &mut out.packets[index];
             packet.set(Packet::SIDE_RECORD, true);
