@@ -37,7 +37,7 @@ pub enum NetworkError {
     },
     /// A host with no link, or with several under a routing that is not shortest paths.
     #[error(
-        "host {host:?} has {links} links; a host needs one link (several only in a custom topology, which routes by shortest paths)"
+        "host {host:?} has {links} links; a host needs one link (several only under shortest-path routing: custom and imported topologies, gpu_cluster)"
     )]
     HostDegree {
         /// Host name.

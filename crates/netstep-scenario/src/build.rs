@@ -70,8 +70,15 @@ pub(crate) fn build(
         && building > VALIDATE_BUILD_BYTES
         && let Some((hosts, classes)) = topology::arithmetic(&parsed.topology)?
     {
+        let host_rate = topology::host_rate_bps(&parsed.topology, &classes);
         let mut found = estimate::estimate(
-            &parsed, hosts, &classes, counts, base_dir, limits, run.window,
+            &parsed,
+            (hosts, host_rate),
+            &classes,
+            counts,
+            base_dir,
+            limits,
+            run.window,
         )?;
         if found.name.is_empty() {
             found.name = source.default_name.to_string();

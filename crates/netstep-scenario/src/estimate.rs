@@ -52,19 +52,18 @@ pub(crate) fn trace_rows(
     Ok(())
 }
 
-/// [`Validated::Estimated`]: the sizes of a generated topology of `hosts` hosts and link
-/// `classes` (host links first), the flows its traffic blocks would generate, the memory
+/// [`Validated::Estimated`]: the sizes of a generated topology of `hosts` hosts of line rate
+/// `host_rate` (bits per second) and link `classes`, the flows its traffic blocks would generate, the memory
 /// estimate (checked against the budget) and the lookahead, all by arithmetic.
 pub(crate) fn estimate(
     parsed: &ScenarioFile,
-    hosts: u64,
+    (hosts, host_rate): (u64, f64),
     classes: &[netstep_core::topology::LinkClass],
     counts: topology::Counts,
     base_dir: Option<&Path>,
     limits: &Limits,
     window: WindowMode,
 ) -> Result<Estimate, Invalid> {
-    let host_rate = classes.first().map_or(0.0, |c| c.rate.0 as f64);
     let flows = traffic::count_flows(&parsed.traffic, hosts, host_rate, base_dir)?;
     let footprint = Footprint {
         nodes: counts.nodes,

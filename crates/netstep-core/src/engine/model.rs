@@ -60,6 +60,27 @@ impl Model {
             .route(node, packet.dst, ecmp_hash(packet.flow, reverse, node))
     }
 
+    /// The local port by which host `node` sends `flow`'s packets at `now` (its data at the
+    /// source; its feedback, `reverse`, at the destination): 0 at a host of one port; else the
+    /// first hop of the flow's route ([`crate::flow::first_port`]), over the live links while
+    /// some link is down (as switches reroute), the flow's explicit path when it has one.
+    pub fn host_port(&self, node: u32, flow: u32, reverse: bool, now: SimTime) -> u32 {
+        if self.net.degree(node) == 1 {
+            return 0;
+        }
+        let spec = &self.flows.flows[flow as usize];
+        if spec.path.is_none()
+            && let Some(f) = self.failures.as_deref().filter(|f| f.rerouting(now))
+        {
+            let dst = if reverse { spec.src } else { spec.dst };
+            let hash = ecmp_hash(flow, reverse, node);
+            if let Some(local) = f.route(&self.net, node, dst, hash, now, &mut Vec::new()) {
+                return local;
+            }
+        }
+        crate::flow::first_port(&self.net, &self.flows, flow, reverse)
+    }
+
     /// Whether a FIFO switch port's departures depend on nothing but its own queue, so the
     /// window engine may send a window's worth of them as a batch (`engine/node/port/batch.rs`):
     /// no PFC (a pause arriving inside the window would stop them), no shared buffer and no

@@ -143,4 +143,41 @@ impl TopologyKind for GpuClusterConfig {
         let spec = small.build()?;
         Ok(Some((self.gpus as u64, spec.classes)))
     }
+
+    /// A GPU's ports: its NVLink (class 0), then a NIC link (class 1) per ASW set.
+    fn host_rate_bps(&self, classes: &[LinkClass]) -> f64 {
+        let sets = if self.shape().shape.dual() { 2.0 } else { 1.0 };
+        let rate = |i: usize| classes.get(i).map_or(0.0, |c| c.rate.0 as f64);
+        rate(0) + sets * rate(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netstep_core::topology::NodeKind;
+
+    /// The line rate `netstep validate` takes by arithmetic is the built GPUs' (NVLink and
+    /// every NIC port), so its flow counts for a `load` are the run's.
+    #[test]
+    fn host_rate_by_arithmetic_equals_the_built_gpus() {
+        for shape in ["rail_single_tor", "rail_dual_plane", "dcn_dual_tor"] {
+            let text = format!(
+                "shape = \"{shape}\"\ngpus = 16\npsws = 2\nlinks = {{ rate = \"400Gbps\" }}\nnvlink_links = {{ rate = \"2880Gbps\" }}"
+            );
+            let config: GpuClusterConfig = toml::from_str(&text).unwrap();
+            let (gpus, classes) = config.arithmetic().unwrap().unwrap();
+            let built = config.build().unwrap();
+            let host = |n: u32| built.nodes[n as usize].kind == NodeKind::Host;
+            let rate = |class: u16| built.classes[class as usize].rate.0 as f64;
+            let capacity: f64 = built
+                .links
+                .iter()
+                .map(|l| {
+                    host(l.a) as u8 as f64 * rate(l.class) + host(l.b) as u8 as f64 * rate(l.class_ba)
+                })
+                .sum();
+            assert_eq!(config.host_rate_bps(&classes), capacity / gpus as f64, "{shape}");
+        }
+    }
 }

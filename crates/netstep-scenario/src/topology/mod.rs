@@ -34,6 +34,12 @@ pub(crate) trait TopologyKind {
     /// Hosts and link classes by arithmetic (every link table resolved); `None` for a
     /// topology whose lists are the topology.
     fn arithmetic(&self) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid>;
+    /// A host's line rate, bits per second (what a traffic `load` is a fraction of: the sum
+    /// of its ports' rates), given the classes [`TopologyKind::arithmetic`] gave: the first
+    /// class's (host links first), for kinds whose hosts have one port.
+    fn host_rate_bps(&self, classes: &[LinkClass]) -> f64 {
+        classes.first().map_or(0.0, |c| c.rate.0 as f64)
+    }
 }
 
 /// Declares each kind's module and [`TopologyConfig`] from one registration line per kind:
@@ -96,6 +102,12 @@ pub fn counts(config: &TopologyConfig) -> Counts {
 /// `None` for a custom topology (its lists are the topology).
 pub fn arithmetic(config: &TopologyConfig) -> Result<Option<(u64, Vec<LinkClass>)>, Invalid> {
     config.kind().arithmetic()
+}
+
+/// A host's line rate, bits per second, given the classes [`arithmetic`] gave: the sum of its
+/// ports' rates, as `load`s take it.
+pub fn host_rate_bps(config: &TopologyConfig, classes: &[LinkClass]) -> f64 {
+    config.kind().host_rate_bps(classes)
 }
 
 /// Reads a custom topology's `nodes_file` into its `hosts` and `switches` and counts the rows
@@ -182,17 +194,23 @@ pub fn routing_entries(spec: &TopologySpec) -> u64 {
 /// whatever the topology's own routing).
 pub fn shortest_path_entries(spec: &TopologySpec) -> u64 {
     let is_host = |n: u32| spec.nodes[n as usize].kind == NodeKind::Host;
-    let mut attach = vec![false; spec.nodes.len()];
+    let mut degree = vec![0u32; spec.nodes.len()];
     for l in &spec.links {
-        if is_host(l.a) {
-            attach[l.b as usize] = true;
-        }
-        if is_host(l.b) {
-            attach[l.a as usize] = true;
+        degree[l.a as usize] += 1;
+        degree[l.b as usize] += 1;
+    }
+    // One table per node a host of one port hangs off, one per host of several ports.
+    let mut root = vec![false; spec.nodes.len()];
+    for l in &spec.links {
+        for (host, peer) in [(l.a, l.b), (l.b, l.a)] {
+            if is_host(host) {
+                let own = degree[host as usize] > 1;
+                root[if own { host } else { peer } as usize] = true;
+            }
         }
     }
-    let attachments = attach.iter().filter(|&&a| a).count() as u64;
-    attachments.saturating_mul(spec.nodes.len() as u64)
+    let tables = root.iter().filter(|&&r| r).count() as u64;
+    tables.saturating_mul(spec.nodes.len() as u64)
 }
 
 #[cfg(test)]

@@ -98,3 +98,19 @@ fn pulling_nics_of_two_ports_take_their_own_turns() {
         assert!(end(3) * 2 < end(1), "{cc}: {} vs {}", end(3), end(1));
     }
 }
+
+#[test]
+fn a_host_of_two_ports_reroutes_around_its_failed_link() {
+    // `a`'s fast port goes down before the flow to `c` starts: it leaves by the other port
+    // (over `s1`, then `s2`), as a switch reroutes, and completes; back up, it returns.
+    let flows = r#"{ src = "a", dst = "c", size = "100KB", start = "100us" }, { src = "a", dst = "c", size = "100KB", start = "2ms" }"#;
+    let text = two_port_host("", "kind = \"tcp_newreno\"", flows)
+        + "[[failures]]\nlink = [\"a\", \"s2\"]\ndown = \"50us\"\nup = \"1ms\"\n";
+    let s = scenario(&text, &[]);
+    let run = exact_on_1_and_4_threads(&s, "a host of two ports under a link failure");
+    (0..2).for_each(end_is_some(&run));
+    let [slow, fast] = a_ports(&s, &run);
+    // Each port carried one of the two flows (100 KB and its headers).
+    assert!((100_000..120_000).contains(&slow), "{slow}");
+    assert!((100_000..120_000).contains(&fast), "{fast}");
+}

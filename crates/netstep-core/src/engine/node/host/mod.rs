@@ -114,19 +114,11 @@ impl HostState {
         &mut more[i]
     }
 
-    /// The local port by which this host sends `flow`'s packets of `side` (the data from the
-    /// sender, the feedback from the receiver).
-    #[inline]
-    fn port_of(model: &Model, flow: u32, side: TimerSide) -> u32 {
-        crate::flow::first_port(&model.net, &model.flows, flow, side == TimerSide::Receiver)
-    }
-
     fn ends(model: &Model, flow: u32) -> FlowEnds {
         let spec = &model.flows.flows[flow as usize];
-        // The line rate of the port the flow's data leaves by.
-        let port = model
-            .net
-            .port_id(spec.src, Self::port_of(model, flow, TimerSide::Sender));
+        // The line rate of the port the flow's data leaves by (with every link up).
+        let first = crate::flow::first_port(&model.net, &model.flows, flow, false);
+        let port = model.net.port_id(spec.src, first);
         FlowEnds {
             flow,
             src: spec.src,
@@ -176,7 +168,8 @@ impl HostState {
         self.senders[slot] = Some(Sender::start(&spec.transport, ends, now, out));
         if ends.nic_pulls {
             // The simulator's NewQp: it joins the turn order and may send at once.
-            let port = Self::port_of(model, flow, TimerSide::Sender);
+            // (On the NIC of the port it starts on, where it stays.)
+            let port = model.host_port(spec.src, flow, false, now);
             self.nic_of(port).add_qp(flow);
         }
         self.flush_transport(eg, flow, TimerSide::Sender, now, sink, out);
@@ -326,7 +319,8 @@ impl HostState {
         let port = if eg.degree() == 1 {
             0
         } else {
-            Self::port_of(eg.model, flow, side)
+            let reverse = side == TimerSide::Receiver;
+            eg.model.host_port(eg.lp.node, flow, reverse, now)
         };
         for (index, record) in out.side.drain(..) {
             let packet = &mut out.packets[index];
