@@ -64,6 +64,7 @@ impl Model {
     /// source; its feedback, `reverse`, at the destination): 0 at a host of one port; else the
     /// first hop of the flow's route ([`crate::flow::first_port`]), over the live links while
     /// some link is down (as switches reroute), the flow's explicit path when it has one.
+    #[inline(never)]
     pub fn host_port(&self, node: u32, flow: u32, reverse: bool, now: SimTime) -> u32 {
         if self.net.degree(node) == 1 {
             return 0;

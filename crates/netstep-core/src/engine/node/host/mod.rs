@@ -107,11 +107,18 @@ impl HostState {
         }
         let i = port as usize - 1;
         if more.len() <= i {
-            let mut grown = std::mem::take(more).into_vec();
-            grown.resize_with(i + 1, Nic::default);
-            *more = grown.into_boxed_slice();
+            Self::grow(more, i + 1);
         }
         &mut more[i]
+    }
+
+    /// Grows the NICs of ports 1 and on to `len`.
+    #[cold]
+    #[inline(never)]
+    fn grow(more: &mut Box<[Nic]>, len: usize) {
+        let mut grown = std::mem::take(more).into_vec();
+        grown.resize_with(len, Nic::default);
+        *more = grown.into_boxed_slice();
     }
 
     fn ends(model: &Model, flow: u32) -> FlowEnds {
