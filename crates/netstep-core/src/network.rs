@@ -503,6 +503,35 @@ mod tests {
         }
     }
 
+    /// A host of several links compiles under shortest-path routing only (the arithmetic
+    /// routers assume hosts of one port); a host of none never does.
+    #[test]
+    fn hosts_of_several_links_need_shortest_path_routing() {
+        let mut spec = leaf_spine(2, 1, 2, class(), class());
+        // Host 0 (on leaf 0) also to leaf 1.
+        let leaf1 = spec.nodes.iter().position(|n| n.name == "leaf1").unwrap() as u32;
+        spec.links.push(LinkSpec {
+            a: 0,
+            b: leaf1,
+            class: 0,
+            class_ba: 0,
+        });
+        let refused = Network::compile(&spec).unwrap_err();
+        assert!(
+            matches!(&refused, NetworkError::HostDegree { links: 2, .. }),
+            "{refused}"
+        );
+        spec.routing = RoutingKind::ShortestPath;
+        let net = Network::compile(&spec).unwrap();
+        assert_eq!(net.degree(0), 2);
+        spec.links.retain(|l| l.a != 1 && l.b != 1);
+        let lonely = Network::compile(&spec).unwrap_err();
+        assert!(
+            matches!(&lonely, NetworkError::HostDegree { links: 0, .. }),
+            "{lonely}"
+        );
+    }
+
     /// The shortcut's eligibility, decided once per class: the discipline, the class's
     /// policer and shaper, a host's NIC shaper, and dynamic PFC.
     #[test]

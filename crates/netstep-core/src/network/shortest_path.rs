@@ -96,24 +96,13 @@ impl ShortestPathTables {
                 // (A switch next to a host of several ports delivers to it from anywhere, as
                 // an attachment switch does.)
                 let end = u != a && !(own_root[ai] && du == 1) && net.is_end_switch(u);
-                if u == a && own_root[ai] {
-                    // From the host itself, only its own links (never towards a host).
-                    for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
-                        let v = net.port_peer[p as usize];
-                        if net.node_kind[v as usize] == NodeKind::Switch
-                            && row[v as usize] == u16::MAX
-                            && !is_dead(p)
-                        {
-                            row[v as usize] = 1;
-                            frontier.push_back(v);
-                        }
-                    }
-                    continue;
-                }
+                // From a host (the root of its own table), only towards switches.
+                let from_host = u == a && own_root[ai];
                 for p in net.port_offset[u as usize]..net.port_offset[u as usize + 1] {
                     let v = net.port_peer[p as usize];
                     let switch = net.node_kind[v as usize] == NodeKind::Switch;
-                    if row[v as usize] == u16::MAX && !is_dead(p) && !(end && switch) {
+                    let barred = (end && switch) || (from_host && !switch);
+                    if row[v as usize] == u16::MAX && !is_dead(p) && !barred {
                         row[v as usize] = du + 1;
                         if switch {
                             frontier.push_back(v);
@@ -334,7 +323,8 @@ mod tests {
 
     /// Asserts that the dense table exists and answers every node, host and hash exactly as
     /// the scan of the distance tables does.
-    fn assert_dense_equals_scan(spec: &TopologySpec) {
+    /// Returns the compiled network.
+    fn assert_dense_equals_scan(spec: &TopologySpec) -> Network {
         let net = Network::compile(spec).unwrap();
         let Routing::ShortestPath(tables) = &net.routing else {
             panic!("not shortest-path routing");
@@ -357,6 +347,17 @@ mod tests {
                 tables.live_next_hops(&net, node, dst, &[], &mut scan);
                 assert_eq!(dense, scan, "next hops at {node} towards {dst}");
             }
+        }
+        net
+    }
+
+    /// A topology of `nodes` and `links` (all of class 0) routed by shortest paths.
+    fn shortest_paths(nodes: Vec<NodeSpec>, links: Vec<LinkSpec>) -> TopologySpec {
+        TopologySpec {
+            nodes,
+            links,
+            classes: vec![class()],
+            routing: RoutingKind::ShortestPath,
         }
     }
 
@@ -442,14 +443,7 @@ mod tests {
             link(h[3], s[4]),
         ]);
         links.push(link(h[4], h[5]));
-        let spec = TopologySpec {
-            nodes,
-            links,
-            classes: vec![class()],
-            routing: RoutingKind::ShortestPath,
-        };
-        assert_dense_equals_scan(&spec);
-        let net = Network::compile(&spec).unwrap();
+        let net = assert_dense_equals_scan(&shortest_paths(nodes, links));
         let Routing::ShortestPath(tables) = &net.routing else {
             unreachable!()
         };
@@ -496,14 +490,7 @@ mod tests {
             link("l1", "sp"),
             link("h", "l0"),
         ];
-        let spec = TopologySpec {
-            nodes,
-            links,
-            classes: vec![class()],
-            routing: RoutingKind::ShortestPath,
-        };
-        assert_dense_equals_scan(&spec);
-        let net = Network::compile(&spec).unwrap();
+        let net = assert_dense_equals_scan(&shortest_paths(nodes, links));
         let path = |from: &str, to: &str, flow: u32| {
             let (mut at, dst) = (id(from), id(to));
             let mut path = vec![from.to_string()];

@@ -1143,3 +1143,20 @@ fn ordered_and_zero_settings_are_refused_one_rule_each() {
         assert_eq!(o.code, 0, "{text}: {}", o.stderr);
     }
 }
+
+#[test]
+fn a_host_without_a_link_is_refused() {
+    // Hosts may have several links now; none is still an error, naming the host.
+    let text = r#"
+[topology]
+kind = "custom"
+hosts = ["a", "b", "lonely"]
+switches = ["s"]
+links = [{ a = "a", b = "s" }, { a = "b", b = "s" }]
+[[traffic]]
+kind = "flows"
+flows = [{ src = "a", dst = "b", size = "10KB" }]
+"#;
+    let o = run_text(text, &[]);
+    assert_rejected(&o, &["topology.links", "\"lonely\" has no link"]);
+}

@@ -173,6 +173,20 @@ fn bad_simai_topology_files_are_refused_with_file_and_line() {
             "{e}"
         );
     }
+    // A GPU none of the links names (GPU 15's two links removed).
+    let unlinked: String = good
+        .lines()
+        .filter(|l| !l.starts_with("15 "))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replacen("28 8 2 10 48", "28 8 2 10 46", 1);
+    let path = dir.join("unlinked.txt");
+    std::fs::write(&path, unlinked).unwrap();
+    let e = read_topology(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("unlinked.txt") && e.contains("GPU 15 has no link"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
