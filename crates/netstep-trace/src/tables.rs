@@ -307,7 +307,8 @@ pub struct RunRow {
     pub threads: u32,
     /// `exact` or `quantized`.
     pub window_mode: &'static str,
-    /// Window width used, ps (the lookahead in exact mode).
+    /// Window width used, ps (in exact mode the lookahead, or that of the links between link
+    /// groups where those form).
     pub window_ps: u64,
     /// Lookahead, ps.
     pub lookahead_ps: u64,

@@ -3,9 +3,11 @@
 //! ([`super::window`] describes the protocol).
 
 use super::Model;
-use super::event::{Event, EventSink};
+use super::event::Event;
 use super::far::{FAR_WINDOWS, Far};
+use super::groups::{ChunkGroups, LinkGroups, NO_GROUP, next_time};
 use super::lp_queue::LpQueue;
+use super::lp_run::{Gathered, run_group, run_window};
 use super::node::NodeState;
 use super::placement::Placement;
 use super::trace::HopRecord;
@@ -29,65 +31,6 @@ pub(super) struct Outbox {
     pub(super) buckets: Vec<Vec<Message>>,
     /// Side records, one bucket per destination chunk like `buckets`.
     pub(super) side: Vec<Vec<SideMessage>>,
-}
-
-/// Where an LP's events go while it runs: its own queue, or the bucket of the destination's
-/// chunk.
-struct LpSink<'a> {
-    queue: &'a mut LpQueue,
-    out: &'a mut Outbox,
-    placement: &'a Placement,
-    /// [`EventSink::batch_bound`].
-    batch_bound: SimTime,
-}
-
-impl EventSink for LpSink<'_> {
-    #[inline]
-    fn local(&mut self, event: Event) {
-        self.queue.push(event);
-    }
-    #[inline]
-    fn remote(&mut self, node: u32, event: Event) {
-        let out = &mut *self.out;
-        let place = self.placement.of(node);
-        out.min_out = out.min_out.min(event.key.time);
-        out.buckets[place.chunk as usize].push((place.slot, event));
-    }
-    #[inline]
-    fn side_record(&mut self, node: u32, id: u64, stack: Box<SideRecord>) {
-        let place = self.placement.of(node);
-        self.out.side[place.chunk as usize].push((place.slot, id, stack));
-    }
-    #[inline]
-    fn batch_bound(&self) -> SimTime {
-        self.batch_bound
-    }
-}
-
-/// The time of the earliest event in `queue` (`SimTime::MAX` when none).
-fn next_time(queue: &mut LpQueue) -> SimTime {
-    queue.peek().map_or(SimTime::MAX, |e| e.key.time)
-}
-
-/// Lets the LP with `state` and pending events `queue` handle every event before `bound`;
-/// its ports may send departures as a batch up to `batch_bound` ([`EventSink::batch_bound`]).
-fn run_window(
-    state: &mut NodeState,
-    queue: &mut LpQueue,
-    (bound, batch_bound): (SimTime, SimTime),
-    model: &Model,
-    (out, scratch): (&mut Outbox, &mut TransportOut),
-    placement: &Placement,
-) {
-    while let Some(event) = queue.pop_before(bound) {
-        let mut sink = LpSink {
-            queue: &mut *queue,
-            out: &mut *out,
-            placement,
-            batch_bound,
-        };
-        state.handle(event, model, &mut sink, scratch);
-    }
 }
 
 /// The LPs of one chunk and their bookkeeping.
@@ -129,13 +72,22 @@ pub(super) struct Chunk {
     /// What a host's transport produced while it handles an event (one buffer for all the
     /// chunk's LPs, empty between events: a host keeps none of its own).
     scratch: TransportOut,
+    /// The groups among this chunk's LPs ([`super::groups`]), if any.
+    groups: Option<Box<ChunkGroups>>,
 }
 
 impl Chunk {
-    /// A chunk holding `nodes` (by slot), sending to `n_chunks` chunks, run in windows of
-    /// `width`.
-    pub(super) fn new(nodes: Vec<u32>, n_chunks: usize, batch: bool, width: SimTime) -> Chunk {
+    /// Chunk `index` of `n_chunks`, holding `nodes` (by slot), run in windows of `width`,
+    /// with the nodes' link groups `groups` ([`super::groups`]).
+    pub(super) fn new(
+        (index, n_chunks): (usize, usize),
+        nodes: Vec<u32>,
+        batch: bool,
+        width: SimTime,
+        groups: Option<&LinkGroups>,
+    ) -> Chunk {
         let n_slots = nodes.len();
+        let groups = groups.and_then(|g| ChunkGroups::new(g, index as u32, &nodes));
         Chunk {
             slots: (0..n_slots).map(|_| None).collect(),
             nodes,
@@ -157,6 +109,7 @@ impl Chunk {
             pfc_rows: Vec::new(),
             batch,
             scratch: TransportOut::default(),
+            groups,
         }
     }
 
@@ -187,6 +140,7 @@ impl Chunk {
             pfc_rows,
             overflow,
             scratch,
+            groups,
             ..
         } = self;
         far.release(bound, next, active);
@@ -204,32 +158,58 @@ impl Chunk {
                 kept += 1;
                 continue;
             }
-            let state = slots[local].as_mut().expect("active LP exists");
-            let queue = &mut queues[local];
             far.on_list(local as u32);
-            run_window(
-                state,
-                queue,
-                (bound, batch_bound),
-                model,
-                (out, scratch),
-                placement,
-            );
-            *last_event = (*last_event).max(state.lp.last_useful);
-            *overflow |= state.lp.failed();
-            if tracing
-                && let Some(rare) = state.lp.rare.as_mut()
-                && !rare.hop_records.is_empty()
+            let at = if let Some(g) = groups.as_deref()
+                && g.group_at[local] != NO_GROUP
             {
-                hop_records.append(&mut rare.hop_records);
-            }
-            if pfc
-                && let Some(switch) = state.switch_mut()
-                && !switch.pfc_events.is_empty()
-            {
-                pfc_rows.append(&mut switch.pfc_events);
-            }
-            let at = next_time(&mut *queue);
+                let gathered = Gathered {
+                    last_event: &mut *last_event,
+                    overflow: &mut *overflow,
+                    hop_records: &mut *hop_records,
+                    pfc_rows: &mut *pfc_rows,
+                    tracing,
+                    pfc,
+                };
+                let turns = (
+                    g,
+                    g.group_at[local],
+                    slots.as_mut_slice(),
+                    queues.as_mut_slice(),
+                );
+                run_group(
+                    turns,
+                    (bound, batch_bound),
+                    model,
+                    (out, scratch, gathered),
+                    placement,
+                )
+            } else {
+                let state = slots[local].as_mut().expect("active LP exists");
+                let queue = &mut queues[local];
+                run_window(
+                    state,
+                    queue,
+                    (bound, batch_bound),
+                    model,
+                    (out, scratch),
+                    placement,
+                );
+                *last_event = (*last_event).max(state.lp.last_useful);
+                *overflow |= state.lp.failed();
+                if tracing
+                    && let Some(rare) = state.lp.rare.as_mut()
+                    && !rare.hop_records.is_empty()
+                {
+                    hop_records.append(&mut rare.hop_records);
+                }
+                if pfc
+                    && let Some(switch) = state.switch_mut()
+                    && !switch.pfc_events.is_empty()
+                {
+                    pfc_rows.append(&mut switch.pfc_events);
+                }
+                next_time(&mut *queue)
+            };
             next[local] = at;
             if at != SimTime::MAX {
                 min_next = min_next.min(at);
@@ -262,12 +242,17 @@ impl Chunk {
     /// event).
     #[inline]
     pub(super) fn accept(&mut self, local: u32, event: Event, model: &Model) {
-        let local = local as usize;
         let time = event.key.time;
-        if self.slots[local].is_none() {
-            self.allocate(local, model);
+        if self.slots[local as usize].is_none() {
+            self.allocate(local as usize, model);
         }
-        self.queues[local].push_remote(event);
+        self.queues[local as usize].push_remote(event);
+        // A group stands on the active list by its leader ([`super::groups`]).
+        let local = if self.groups.is_some() {
+            self.lead(local) as usize
+        } else {
+            local as usize
+        };
         if self.next[local] == SimTime::MAX {
             // Idle until now: no skips in a row yet.
             self.far.on_list(local as u32);
@@ -283,13 +268,30 @@ impl Chunk {
         self.min_next = self.min_next.min(time);
     }
 
-    /// Allocates the LP of slot `local` (its first event).
+    /// The slot that stands for slot `local` on the active list (out of line: only chunks
+    /// with link groups ask).
+    #[inline(never)]
+    fn lead(&self, local: u32) -> u32 {
+        self.groups.as_ref().map_or(local, |g| g.lead(local))
+    }
+
+    /// Allocates the LP of slot `local` (its first event), with every other member of its
+    /// group (whose events the members push into each other's queues directly).
     #[cold]
     #[inline(never)]
     fn allocate(&mut self, local: usize, model: &Model) {
-        let node = self.nodes[local];
-        self.slots[local] = Some(Box::new(NodeState::for_node(node, model)));
-        self.allocated.push(local as u32);
+        let group = self.groups.as_ref().and_then(|g| {
+            let at = g.group_at[local];
+            (at != NO_GROUP).then(|| g.members[at as usize].clone())
+        });
+        for slot in group.as_deref().unwrap_or(&[local as u32]) {
+            let slot = *slot as usize;
+            if self.slots[slot].is_none() {
+                let node = self.nodes[slot];
+                self.slots[slot] = Some(Box::new(NodeState::for_node(node, model)));
+                self.allocated.push(slot as u32);
+            }
+        }
     }
 
     /// Pushes messages addressed to this chunk into their LPs' queues (and side records

@@ -11,7 +11,9 @@
 mod chunk;
 pub mod event;
 mod far;
+pub mod groups;
 pub mod lp_queue;
+mod lp_run;
 pub mod model;
 pub mod node;
 mod output;

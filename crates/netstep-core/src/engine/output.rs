@@ -34,7 +34,8 @@ pub struct RunStats {
     pub parked: u64,
     /// Time of the last useful event handled (stale or cancelled timers do not count).
     pub last_event: SimTime,
-    /// Window width used (the lookahead in exact mode).
+    /// Window width used (in exact mode the lookahead, or that of the links between link
+    /// groups where those form: [`super::groups`]).
     pub window: SimTime,
 }
 

@@ -21,6 +21,7 @@
 //! Where an LP lives never changes a result (chunks are independent within a window); it
 //! changes only which messages cross threads.
 
+use super::groups::LinkGroups;
 use crate::network::Network;
 use crate::topology::NodeKind;
 
@@ -48,7 +49,11 @@ const UNSET: u32 = u32::MAX;
 impl Placement {
     /// Places the nodes of `net` into `n_chunks` chunks (see the module docs); returns the
     /// placement and, per chunk, the node in each slot (which the chunks keep).
-    pub(super) fn new(net: &Network, n_chunks: usize) -> (Placement, Vec<Vec<u32>>) {
+    pub(super) fn new(
+        net: &Network,
+        n_chunks: usize,
+        groups: Option<&LinkGroups>,
+    ) -> (Placement, Vec<Vec<u32>>) {
         let n = net.n_nodes();
         if n_chunks <= 1 {
             let placement = Placement {
@@ -57,7 +62,10 @@ impl Placement {
             };
             return (placement, vec![(0..n as u32).collect()]);
         }
-        let chunk_of = chunk_of_nodes(net, n_chunks);
+        let mut chunk_of = chunk_of_nodes(net, n_chunks);
+        if let Some(groups) = groups {
+            keep_groups_whole(groups, &mut chunk_of);
+        }
         let mut nodes = vec![Vec::new(); n_chunks];
         let at = chunk_of
             .iter()
@@ -84,6 +92,20 @@ impl Placement {
             }
         } else {
             self.at[node as usize]
+        }
+    }
+}
+
+/// Moves every member of a link group ([`super::groups`]) to the chunk of its group's first
+/// node: a group runs as one sequential simulation, in one chunk.
+fn keep_groups_whole(groups: &LinkGroups, chunk_of: &mut [u32]) {
+    let mut home = vec![UNSET; groups.count as usize];
+    for (node, chunk) in chunk_of.iter_mut().enumerate() {
+        if let Some(g) = groups.group(node as u32) {
+            if home[g as usize] == UNSET {
+                home[g as usize] = *chunk;
+            }
+            *chunk = home[g as usize];
         }
     }
 }
@@ -216,7 +238,7 @@ mod tests {
     fn fat_tree_pods_stay_whole_and_cores_spread() {
         let k = 8;
         let net = fat_tree_net(k);
-        let (placement, nodes) = Placement::new(&net, 4);
+        let (placement, nodes) = Placement::new(&net, 4, None);
         let n = net.n_nodes();
         let mut seen = vec![false; n];
         for (c, nodes) in nodes.iter().enumerate() {
@@ -261,7 +283,7 @@ mod tests {
         assert_eq!(crossing, 2 * cores * k * 3 / 4);
         assert_eq!(core_per_chunk, [cores / 4; 4]);
         // One chunk, no table.
-        let (single, nodes) = Placement::new(&net, 1);
+        let (single, nodes) = Placement::new(&net, 1, None);
         assert_eq!(single.of(17), Place { chunk: 0, slot: 17 });
         assert_eq!(nodes, vec![(0..n as u32).collect::<Vec<_>>()]);
     }
@@ -278,7 +300,7 @@ mod tests {
         // 60 hosts on `sl` (node 64), 4 on `sr` (node 65).
         let net =
             Network::compile(&crate::topology::dumbbell(60, 4, link, link)).expect("compiles");
-        let (placement, nodes) = Placement::new(&net, 4);
+        let (placement, nodes) = Placement::new(&net, 4, None);
         let mut left_hosts_in = [0; 4];
         for host in 0..60 {
             left_hosts_in[placement.of(host).chunk as usize] += 1;

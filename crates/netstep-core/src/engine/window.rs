@@ -24,6 +24,7 @@
 use std::sync::Arc;
 
 use super::chunk::{Chunk, Inbox};
+use super::groups::LinkGroups;
 use super::placement::Placement;
 use super::sampling;
 use super::team::{StopOnDrop, Team, Window};
@@ -85,8 +86,26 @@ pub enum EngineError {
 }
 
 impl<'m> WindowEngine<'m> {
-    /// Prepares a run: checks the lookahead, loads the initial events.
+    /// Prepares a run: checks the lookahead, loads the initial events. In exact windows, nodes
+    /// joined by much shorter links than the rest run as groups ([`super::groups`]).
     pub fn new(model: &'m Model, config: EngineConfig) -> Result<WindowEngine<'m>, EngineError> {
+        Self::build(model, config, true)
+    }
+
+    /// [`WindowEngine::new`] without groups: windows of the smallest link lookahead, one LP
+    /// per node (the same results, for the tests that compare the two and for measuring).
+    pub fn new_ungrouped(
+        model: &'m Model,
+        config: EngineConfig,
+    ) -> Result<WindowEngine<'m>, EngineError> {
+        Self::build(model, config, false)
+    }
+
+    fn build(
+        model: &'m Model,
+        config: EngineConfig,
+        grouped: bool,
+    ) -> Result<WindowEngine<'m>, EngineError> {
         let n_nodes = model.net.n_nodes();
         if n_nodes as u64 > super::event::MAX_LPS {
             return Err(EngineError::TooManyLps {
@@ -98,8 +117,12 @@ impl<'m> WindowEngine<'m> {
         if lookahead == SimTime::ZERO {
             return Err(EngineError::ZeroLookahead);
         }
+        let groups = match config.window {
+            WindowMode::Exact if grouped => LinkGroups::find(&model.net, model.min_packet()),
+            _ => None,
+        };
         let width = match config.window {
-            WindowMode::Exact => lookahead,
+            WindowMode::Exact => groups.as_ref().map_or(lookahead, |g| g.lookahead),
             WindowMode::Quantized(q) if q == SimTime::ZERO => return Err(EngineError::ZeroWindow),
             WindowMode::Quantized(q) => q,
         };
@@ -108,7 +131,7 @@ impl<'m> WindowEngine<'m> {
         } else {
             1
         };
-        let (placement, nodes) = Placement::new(&model.net, n_chunks);
+        let (placement, nodes) = Placement::new(&model.net, n_chunks, groups.as_ref());
         let batch = model.batches_departures();
         let mut engine = WindowEngine {
             model,
@@ -116,7 +139,8 @@ impl<'m> WindowEngine<'m> {
             width,
             chunks: nodes
                 .into_iter()
-                .map(|nodes| Chunk::new(nodes, n_chunks, batch, width))
+                .enumerate()
+                .map(|(i, nodes)| Chunk::new((i, n_chunks), nodes, batch, width, groups.as_ref()))
                 .collect(),
             placement: Arc::new(placement),
             inboxes: (0..n_chunks).map(|_| Inbox::new(n_chunks)).collect(),

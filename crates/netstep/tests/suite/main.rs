@@ -11,6 +11,7 @@ mod failures;
 mod fuzz;
 mod golden;
 mod ground_truth;
+mod groups;
 mod hpcc_import;
 mod load_balancing;
 mod mixes;
