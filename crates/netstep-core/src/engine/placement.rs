@@ -17,6 +17,8 @@
 //!    switches go with its edge switches); one that links several chunks (a spine, a core
 //!    switch) is dealt round robin, so every chunk gets a share of the top tier.
 //! 3. Nodes no host reaches, round robin.
+//! 4. The members of a link group ([`super::groups`]) move to the chunk of the group's first
+//!    node: a group runs as one sequential simulation, in one chunk.
 //!
 //! Where an LP lives never changes a result (chunks are independent within a window); it
 //! changes only which messages cross threads.
