@@ -22,7 +22,9 @@
 //!
 //! Groups are formed only when they pay and stay small: the shortest class of links must be
 //! less than half the next one, and no group may exceed [`MAX_GROUP`] nodes; quantized
-//! windows never group.
+//! windows never group, and by default neither do networks smaller than
+//! [`GROUP_FROM_NODES`], where the walk over every LP still fits the caches
+//! and the members' turns cost more than they save.
 
 use super::chunk::SideMessage;
 use super::event::Event;
@@ -30,6 +32,25 @@ use super::lp_queue::LpQueue;
 use super::placement::Place;
 use crate::network::Network;
 use crate::units::{Bytes, SimTime};
+
+/// Whether the engine forms link groups ([`super::groups`]) in exact windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    /// In networks of at least [`GROUP_FROM_NODES`] nodes.
+    Auto,
+    /// Wherever groups form.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The smallest network [`Grouping::Auto`] groups. Groups pay where every window's walk over
+/// every LP's state outgrows the caches, and cost where it does not (each member's turn
+/// rescans its group, and the queues hold more events per window). Measured on GPT-13B TP8
+/// (`benches/RESULTS.md`, "Short links grouped"): at 1,232 nodes (1,024 GPUs) 1.77x faster
+/// on the whole iteration; at 144 nodes (128 GPUs) 0.87-0.92x. Between the two the crossover
+/// is not measured.
+pub const GROUP_FROM_NODES: usize = 1024;
 
 /// The largest group: a group is one LP's worth of sequential work, so a large one would
 /// serialize the window.

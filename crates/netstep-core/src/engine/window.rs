@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use super::chunk::{Chunk, Inbox};
-use super::groups::LinkGroups;
+use super::groups::{GROUP_FROM_NODES, Grouping, LinkGroups};
 use super::placement::Placement;
 use super::sampling;
 use super::team::{StopOnDrop, Team, Window};
@@ -86,10 +86,11 @@ pub enum EngineError {
 }
 
 impl<'m> WindowEngine<'m> {
-    /// Prepares a run: checks the lookahead, loads the initial events. In exact windows, nodes
-    /// joined by much shorter links than the rest run as groups ([`super::groups`]).
+    /// Prepares a run: checks the lookahead, loads the initial events. In exact windows of a
+    /// large network, nodes joined by much shorter links than the rest run as groups
+    /// ([`super::groups`], [`Grouping::Auto`]).
     pub fn new(model: &'m Model, config: EngineConfig) -> Result<WindowEngine<'m>, EngineError> {
-        Self::build(model, config, true)
+        Self::with_grouping(model, config, Grouping::Auto)
     }
 
     /// [`WindowEngine::new`] without groups: windows of the smallest link lookahead, one LP
@@ -98,14 +99,21 @@ impl<'m> WindowEngine<'m> {
         model: &'m Model,
         config: EngineConfig,
     ) -> Result<WindowEngine<'m>, EngineError> {
-        Self::build(model, config, false)
+        Self::with_grouping(model, config, Grouping::Never)
     }
 
-    fn build(
+    /// [`WindowEngine::new`] with link groups formed as `grouping` says (the same results
+    /// every way).
+    pub fn with_grouping(
         model: &'m Model,
         config: EngineConfig,
-        grouped: bool,
+        grouping: Grouping,
     ) -> Result<WindowEngine<'m>, EngineError> {
+        let grouped = match grouping {
+            Grouping::Auto => model.net.n_nodes() >= GROUP_FROM_NODES,
+            Grouping::Always => true,
+            Grouping::Never => false,
+        };
         let n_nodes = model.net.n_nodes();
         if n_nodes as u64 > super::event::MAX_LPS {
             return Err(EngineError::TooManyLps {

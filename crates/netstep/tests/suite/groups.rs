@@ -1,12 +1,14 @@
 //! Nodes joined by short links run as groups inside wider windows (`engine/groups.rs`): two
 //! "servers" of four GPUs on an NVSwitch (25 ns links) with NIC links to two leaves and a
-//! spine (500 ns). The grouped window engine must reproduce the sequential reference engine
+//! spine (500 ns). The grouped window engine (`Grouping::Always`: a network this small is
+//! not grouped by default) must reproduce the sequential reference engine
 //! on 1, 2 and 4 threads, and an ungrouped run's hop records and queue samples, with every
 //! kind of traffic a member can send another: data and ACKs through the NVSwitch, PFC frames,
 //! HPCC's telemetry stacks (side records), TCP's SACK blocks, a FIFO port's batched
 //! departures, and a training job's dependency notices.
 
-use crate::common::{exact_on, scenario};
+use crate::common::{assert_same_simulation, run_reference, scenario};
+use netstep_core::engine::groups::Grouping;
 use netstep_core::engine::trace::{HopFilter, MemoryTrace};
 use netstep_core::engine::window::WindowEngine;
 use netstep_core::engine::{EngineConfig, RunOutput, WindowMode};
@@ -73,11 +75,12 @@ fn traced(
         window: WindowMode::Exact,
         end: s.meta.duration,
     };
-    let engine = if grouped {
-        WindowEngine::new(&s.model, config)
+    let grouping = if grouped {
+        Grouping::Always
     } else {
-        WindowEngine::new_ungrouped(&s.model, config)
+        Grouping::Never
     };
+    let engine = WindowEngine::with_grouping(&s.model, config, grouping);
     let mut trace = MemoryTrace::default();
     let out = engine
         .expect("engine")
@@ -91,7 +94,11 @@ fn traced(
 fn check(name: &str, text: &str) -> RunOutput {
     let mut s = scenario(text, &[]);
     s.model.record_deliveries = true;
-    let reference = exact_on(&s, name, &[1, 2, 4]);
+    let reference = run_reference(&s);
+    for threads in [1, 2, 4] {
+        let (grouped, _) = traced(&s, threads, true);
+        assert_same_simulation(&reference, &grouped, &format!("{name}, {threads} threads"));
+    }
     assert!(
         reference.flows.iter().all(|f| f.end.is_some()),
         "{name}: every flow finishes"
@@ -113,7 +120,7 @@ fn check(name: &str, text: &str) -> RunOutput {
             grouped.stats.windows * 4 < ungrouped.stats.windows,
             "{what}: windows"
         );
-        crate::common::assert_same_simulation(&grouped, &ungrouped, &what);
+        assert_same_simulation(&grouped, &ungrouped, &what);
         assert_eq!(tg.hops, tu.hops, "{what}: hop records");
         assert_eq!(tg.samples, tu.samples, "{what}: queue samples");
     }
