@@ -17,7 +17,7 @@
 //!   it runs: a binary heap (which also takes the events held when the queue grew large);
 //! - **events from other LPs** ([`LpQueue::push_remote`]: packet arrivals, delivered in a
 //!   batch at each window's barrier): staged unsorted, then at the next look at the queue the
-//!   batch is sorted (a large one by a radix sort on time, [`radix`]) and merged into a
+//!   batch is sorted (a large one by a radix sort on time, `radix`) and merged into a
 //!   vector sorted latest first, moving only the pending events earlier than the batch's
 //!   latest (far flow starts stay put). A switch then pays a sort of each window's batch,
 //!   sequential in memory, instead of a heap sift per packet.

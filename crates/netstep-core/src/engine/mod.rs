@@ -1,4 +1,4 @@
-//! The engines. Both run the same element code ([`NodeState::handle`]) over the same
+//! The engines. Both run the same element code ([`node::NodeState::handle`]) over the same
 //! [`Model`]; they differ only in how they order work:
 //!
 //! - [`window`]: the production engine. Time advances in windows `[T, T + W)` where `T` is the

@@ -18,7 +18,7 @@ pub struct Model {
     pub flows: FlowTable,
     /// Seed of all random streams.
     pub seed: u64,
-    /// Record every data packet's delivery ([`RunOutput::deliveries`]); off by default.
+    /// Record every data packet's delivery ([`crate::engine::RunOutput::deliveries`]); off by default.
     pub record_deliveries: bool,
     /// Packet and queue tracing.
     pub trace: trace::TraceConfig,

@@ -76,7 +76,7 @@ pub struct RunOutput {
     /// Delivered data packets, sorted, when the model asked for them.
     pub deliveries: Vec<Delivery>,
     /// PFC: every PAUSE and RESUME frame sent, sorted by time, node, port, unless a trace
-    /// sink took them window by window ([`super::TraceSink::takes_pfc`]): then none.
+    /// sink took them window by window ([`super::trace::TraceSink::takes_pfc`]): then none.
     pub pfc_events: Vec<PfcEvent>,
     /// PFC: PAUSE frames sent (whether kept in `pfc_events` or handed to a trace sink).
     pub pfc_pauses: u64,
