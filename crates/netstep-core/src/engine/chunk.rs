@@ -184,6 +184,8 @@ impl Chunk {
                     placement,
                 )
             } else {
+                // What `Gathered::take` does, written out: through the struct the compiler
+                // laid this loop out worse (+2 % instructions per hop on Days, cachegrind).
                 let state = slots[local].as_mut().expect("active LP exists");
                 let queue = &mut queues[local];
                 run_window(
