@@ -185,7 +185,8 @@ impl Chunk {
                 )
             } else {
                 // What `Gathered::take` does, written out: through the struct the compiler
-                // laid this loop out worse (+2 % instructions per hop on Days, cachegrind).
+                // laid this loop out worse in the variants counted (cachegrind, RESULTS.md
+                // "Short links grouped").
                 let state = slots[local].as_mut().expect("active LP exists");
                 let queue = &mut queues[local];
                 run_window(
