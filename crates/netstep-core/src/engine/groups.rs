@@ -45,8 +45,9 @@ pub enum Grouping {
 }
 
 /// The smallest network [`Grouping::Auto`] groups. Groups pay where every window's walk over
-/// every LP's state outgrows the caches, and cost where it does not (each member's turn
-/// rescans its group, and the queues hold more events per window). Measured on GPT-13B TP8
+/// every LP's state outgrows the caches, and cost where it does not (the members take many
+/// short turns, and the busiest member's sorted queue holds more events, each push moving
+/// the earlier ones). Measured on GPT-13B TP8
 /// (`benches/RESULTS.md`, "Short links grouped"): at 1,232 nodes (1,024 GPUs) 1.77x faster
 /// on the whole iteration; at 144 nodes (128 GPUs) 0.87-0.92x. Between the two the crossover
 /// is not measured.
@@ -170,6 +171,8 @@ pub(super) struct ChunkGroups {
     /// Per group: its members' slots, the first leading (it alone stands for the group on the
     /// chunk's active list and far heap, and its `next` is the group's earliest event).
     pub(super) members: Vec<Box<[u32]>>,
+    /// Per slot in a group: its position in its group's `members` (0 for slots in none).
+    pub(super) position_at: Vec<u8>,
     /// The chunk's index.
     pub(super) chunk: u32,
     /// [`LinkGroups::inner`].
@@ -196,9 +199,17 @@ impl ChunkGroups {
                 }
             })
             .collect();
+        let mut position_at = vec![0u8; nodes.len()];
+        for group in &members {
+            for (position, &slot) in group.iter().enumerate() {
+                // At most MAX_GROUP (64) members.
+                position_at[slot as usize] = position as u8;
+            }
+        }
         (!members.is_empty()).then(|| {
             Box::new(ChunkGroups {
                 group_at,
+                position_at,
                 members: members.into_iter().map(Vec::into_boxed_slice).collect(),
                 chunk,
                 inner: groups.inner,
@@ -223,6 +234,11 @@ pub(super) struct GroupTurn<'g> {
     pub(super) queues: &'g mut [LpQueue],
     /// [`ChunkGroups::group_at`].
     pub(super) group_at: &'g [u32],
+    /// [`ChunkGroups::position_at`].
+    pub(super) position_at: &'g [u8],
+    /// Per member (by position): the time of its earliest event, kept as events are pushed,
+    /// so that choosing the next turn looks at no queue.
+    pub(super) heads: &'g mut [SimTime],
     /// The running member's group.
     pub(super) group: u32,
     /// The chunk's index.
@@ -255,6 +271,8 @@ impl GroupTurn<'_> {
         if slot == self.running {
             own.push_remote(event);
         } else {
+            let head = &mut self.heads[self.position_at[slot as usize] as usize];
+            *head = (*head).min(event.key.time);
             self.queues[slot as usize].push_remote(event);
         }
     }
@@ -266,21 +284,21 @@ pub(super) fn next_time(queue: &mut LpQueue) -> SimTime {
     queue.peek().map_or(SimTime::MAX, |e| e.key.time)
 }
 
-/// The member of `members` to run next before `bound`, and the threshold of its turn (the
-/// earliest next event of any other member plus `inner`, at most `bound`); `None` when no
-/// member has an event before `bound`.
+/// The position in its group of the member to run next before `bound` (by `heads`, each
+/// member's earliest event), and the threshold of its turn (the earliest next event of any
+/// other member plus `inner`, at most `bound`); `None` when no member has an event before
+/// `bound`.
+#[inline]
 pub(super) fn next_turn(
-    members: &[u32],
-    queues: &mut [LpQueue],
+    heads: &[SimTime],
     bound: SimTime,
     inner: SimTime,
-) -> Option<(u32, SimTime)> {
-    let (mut first, mut first_at, mut second_at) = (u32::MAX, SimTime::MAX, SimTime::MAX);
-    for &m in members {
-        let at = next_time(&mut queues[m as usize]);
+) -> Option<(usize, SimTime)> {
+    let (mut first, mut first_at, mut second_at) = (usize::MAX, SimTime::MAX, SimTime::MAX);
+    for (position, &at) in heads.iter().enumerate() {
         if at < first_at {
             second_at = first_at;
-            (first, first_at) = (m, at);
+            (first, first_at) = (position, at);
         } else if at < second_at {
             second_at = at;
         }

@@ -6,7 +6,7 @@
 use super::Model;
 use super::chunk::Outbox;
 use super::event::{Event, EventSink};
-use super::groups::{ChunkGroups, GroupTurn, next_time, next_turn};
+use super::groups::{ChunkGroups, GroupTurn, MAX_GROUP, next_time, next_turn};
 use super::lp_queue::LpQueue;
 use super::node::NodeState;
 use super::placement::Placement;
@@ -135,7 +135,14 @@ pub(super) fn run_group(
     placement: &Placement,
 ) -> SimTime {
     let members = &g.members[group as usize];
-    while let Some((member, threshold)) = next_turn(members, queues, bound, g.inner) {
+    // Each member's earliest event, kept up to date as the turns go (`GroupTurn::push`).
+    let mut heads = [SimTime::MAX; MAX_GROUP];
+    let heads = &mut heads[..members.len()];
+    for (head, &m) in heads.iter_mut().zip(members.iter()) {
+        *head = next_time(&mut queues[m as usize]);
+    }
+    while let Some((position, threshold)) = next_turn(heads, bound, g.inner) {
+        let member = members[position];
         let mut queue = std::mem::take(&mut queues[member as usize]);
         let state = slots[member as usize]
             .as_mut()
@@ -143,6 +150,8 @@ pub(super) fn run_group(
         let mut turn = GroupTurn {
             queues: &mut *queues,
             group_at: &g.group_at,
+            position_at: &g.position_at,
+            heads: &mut *heads,
             group,
             chunk: g.chunk,
             running: member,
@@ -161,6 +170,7 @@ pub(super) fn run_group(
             state.handle(event, model, &mut sink, scratch);
         }
         let side = std::mem::take(&mut turn.side);
+        heads[position] = next_time(&mut queue);
         queues[member as usize] = queue;
         for (slot, id, stack) in side {
             let state = slots[slot as usize]
@@ -169,11 +179,9 @@ pub(super) fn run_group(
             state.lp.side_record_in(id, stack);
         }
     }
-    let mut at = SimTime::MAX;
     for &m in members.iter() {
         let state = slots[m as usize].as_mut().expect("members are allocated");
         gathered.take(state);
-        at = at.min(next_time(&mut queues[m as usize]));
     }
-    at
+    heads.iter().copied().min().unwrap_or(SimTime::MAX)
 }
