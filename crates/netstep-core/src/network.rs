@@ -326,10 +326,17 @@ impl Network {
         let class = self.port_class[port as usize] as usize;
         match self.ps_per_byte[class] {
             Some(ps) if let Some(t) = ps.checked_mul(size_bytes as u64) => SimTime(t),
-            _ => self.classes[class]
-                .rate
-                .serialization(Bytes(size_bytes as u64)),
+            _ => self.divide_serialization(class, size_bytes),
         }
+    }
+
+    /// [`Network::serialization`] at a rate of no whole number of picoseconds per byte (out
+    /// of line: the common path stays small where it is inlined).
+    #[inline(never)]
+    fn divide_serialization(&self, class: usize, size_bytes: u32) -> SimTime {
+        self.classes[class]
+            .rate
+            .serialization(Bytes(size_bytes as u64))
     }
 
     /// The local port at `node` whose link leads to `peer`, if any.
