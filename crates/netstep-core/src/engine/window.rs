@@ -109,11 +109,6 @@ impl<'m> WindowEngine<'m> {
         config: EngineConfig,
         grouping: Grouping,
     ) -> Result<WindowEngine<'m>, EngineError> {
-        let grouped = match grouping {
-            Grouping::Auto => model.net.n_nodes() >= GROUP_FROM_NODES,
-            Grouping::Always => true,
-            Grouping::Never => false,
-        };
         let n_nodes = model.net.n_nodes();
         if n_nodes as u64 > super::event::MAX_LPS {
             return Err(EngineError::TooManyLps {
@@ -125,6 +120,11 @@ impl<'m> WindowEngine<'m> {
         if lookahead == SimTime::ZERO {
             return Err(EngineError::ZeroLookahead);
         }
+        let grouped = match grouping {
+            Grouping::Auto => n_nodes >= GROUP_FROM_NODES,
+            Grouping::Always => true,
+            Grouping::Never => false,
+        };
         let groups = match config.window {
             WindowMode::Exact if grouped => LinkGroups::find(&model.net, model.min_packet()),
             _ => None,
