@@ -135,6 +135,7 @@ pub(crate) fn build(
     drop(world);
     estimate::trace_rows(&model, run.duration, &mut footprint, limits)?;
     footprint.live_flows = Some(estimate::live_flows(&model));
+    footprint.job_flows = model.job.as_ref().map_or(0, |j| j.flows.len() as u64);
     limits.check_memory(&footprint, &FieldPath::of(&["traffic"]))?;
     let meta = ScenarioMeta {
         name: parsed

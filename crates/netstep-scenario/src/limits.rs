@@ -55,6 +55,12 @@ pub const BYTES_PER_PORT: u64 = 160;
 /// flows); later its sender and receiver slots and its outcome. Measured (benches/RESULTS.md,
 /// "Estimator scale"): 175-250 B per flow from 200 k to 10 M flows of m3's mixes.
 pub const BYTES_PER_FLOW: u64 = 230;
+/// Memory a flow of a training job (`kind = "aicb"`) takes besides [`BYTES_PER_FLOW`] at the
+/// run's peak: its place in the job's program (the op it belongs to, the flow it releases)
+/// and the collectives' flow lists while the job is built. Measured (benches/RESULTS.md, "Two
+/// threads on the 1,024-GPU run"): 270-275 B per flow in all at the set-up peak of GPT-13B
+/// TP8 and Llama-7B TP2 at 1,024 GPUs (19.8 M and 2.66 M flows).
+pub const BYTES_PER_JOB_FLOW: u64 = 45;
 /// Memory a flow takes besides while it is in flight (its live sender, its packets in queues
 /// and events), measured: a million one-packet TCP flows all at once, 1.62 GB.
 pub const BYTES_PER_LIVE_FLOW: u64 = 1328;
@@ -72,6 +78,8 @@ pub struct Footprint {
     pub ports: u64,
     /// Flows (for Poisson traffic, the expected count).
     pub flows: u64,
+    /// Of those, the flows a training job owns ([`BYTES_PER_JOB_FLOW`] each on top).
+    pub job_flows: u64,
     /// The most flows expected in flight at once (each alive from its start for its unloaded
     /// transfer time plus 10 us); `None` before the flows are known: every flow counts as
     /// live, an upper bound.
@@ -143,6 +151,7 @@ impl Footprint {
             .saturating_add(self.nodes.saturating_mul(BYTES_PER_NODE))
             .saturating_add(self.ports.saturating_mul(BYTES_PER_PORT))
             .saturating_add(self.flows.saturating_mul(BYTES_PER_FLOW))
+            .saturating_add(self.job_flows.saturating_mul(BYTES_PER_JOB_FLOW))
             .saturating_add(
                 self.live_flows
                     .unwrap_or(self.flows)
@@ -344,6 +353,8 @@ mod tests {
             streamed.memory_bytes(),
             BASE_BYTES + BYTES_PER_NODE + BYTES_PER_PORT + BYTES_PER_FLOW
         );
+        let job = Footprint { job_flows: 1, ..f };
+        assert_eq!(job.memory_bytes(), f.memory_bytes() + BYTES_PER_JOB_FLOW);
         let huge = Footprint {
             flows: u64::MAX,
             ..Default::default()
