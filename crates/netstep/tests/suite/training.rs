@@ -87,6 +87,8 @@ fn a_lone_ring_all_reduce_takes_its_closed_form_time() {
     // Every rank sent and received 2(n-1) x 8 rings flows of bytes/64.
     assert_eq!(s.model.flows.len(), 8 * 8 * 14);
     assert!(s.model.flows.flows.iter().all(|f| f.size == Bytes(131_072)));
+    // The memory estimate counts every one of them as a job's flow.
+    assert_eq!(s.meta.footprint.job_flows, 8 * 8 * 14);
 }
 
 #[test]
