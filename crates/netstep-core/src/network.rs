@@ -12,7 +12,7 @@ use crate::topology::{
     ClusterRouter, FatTree, FatTreeRouter, LeafSpineRouter, LinkClass, LinkSpec, NodeKind,
     RailRouter, RoutingKind, TopologySpec,
 };
-use crate::units::{Bytes, SimTime};
+use crate::units::{BitsPerSec, Bytes, SimTime};
 
 /// Errors found while compiling a topology.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -108,6 +108,10 @@ pub struct Network {
     /// Per link class: picoseconds per byte when that is a whole number (most rates), so
     /// serialization is one multiplication instead of a 128-bit division.
     ps_per_byte: Vec<Option<u64>>,
+    /// Per link class whose rate takes no whole number of picoseconds per byte: that number
+    /// as a reduced fraction `num / den` (2,880 Gb/s: 25 / 9), so serialization is a
+    /// multiplication and a division by a constant done as a multiplication.
+    ps_fraction: Vec<Option<(u64, crate::topology::FastDiv)>>,
     /// Per link class: whose ports of that class may skip an empty queue ([`SKIP_AT_SWITCH`],
     /// [`SKIP_AT_HOST`]), from [`Network::compile_shortcut`].
     skip_empty: Vec<u8>,
@@ -117,29 +121,62 @@ pub struct Network {
 const SKIP_AT_SWITCH: u8 = 1;
 /// [`Network::skips_empty_queue`]: a host's port of the class may skip its empty queue.
 const SKIP_AT_HOST: u8 = 2;
+/// [`Network::skips_counting`]: a switch's port of the class may skip its empty queue once
+/// PFC's ingress accounting has counted the packet.
+const SKIP_COUNTING: u8 = 4;
 
 /// The empty-queue shortcut's eligibility per link class, the one place that decides it: a
 /// port may hand a packet that finds its transmitter idle and its queue empty straight to the
 /// transmitter when its discipline, empty, passes a packet through unchanged
 /// ([`crate::queue::Queue::passes_when_empty`]) and no policer or shaper stands in the way;
 /// at a host, also no NIC shaper (`nic_shaper`, which replaces the class's). With dynamic PFC
-/// thresholds (`count_every_lossless`) no port skips: every lossless packet is counted as it
-/// passes the queue, as the HPCC simulator's MMU charges it on arrival.
-fn shortcut_table(classes: &[LinkClass], nic_shaper: bool, count_every_lossless: bool) -> Vec<u8> {
+/// thresholds (`count_every_lossless`) a switch's port skips only after the ingress
+/// accounting has counted the packet (the HPCC simulator's MMU charges every packet on
+/// arrival): [`SKIP_COUNTING`] instead of [`SKIP_AT_SWITCH`]. `off`: no port skips (tests
+/// compare the shortcut with the queue element's path).
+fn shortcut_table(
+    classes: &[LinkClass],
+    nic_shaper: bool,
+    count_every_lossless: bool,
+    off: bool,
+) -> Vec<u8> {
     classes
         .iter()
         .map(|c| {
-            let passes = !count_every_lossless
+            let passes = !off
                 && crate::queue::Queue::for_port(&c.scheduler, &c.aqm).passes_when_empty()
                 && c.shaper.is_none()
                 && c.policer.is_none();
-            match (passes, nic_shaper) {
-                (false, _) => 0,
-                (true, true) => SKIP_AT_SWITCH,
-                (true, false) => SKIP_AT_SWITCH | SKIP_AT_HOST,
+            if !passes {
+                return 0;
+            }
+            let switch = if count_every_lossless {
+                SKIP_COUNTING
+            } else {
+                SKIP_AT_SWITCH
+            };
+            if nic_shaper {
+                switch
+            } else {
+                switch | SKIP_AT_HOST
             }
         })
         .collect()
+}
+
+/// A second's picoseconds per byte at `rate` as a reduced fraction `(num, den)` when that is
+/// no whole number and the denominator fits 32 bits ([`Network::serialization`]).
+fn ps_fraction(rate: BitsPerSec) -> Option<(u64, crate::topology::FastDiv)> {
+    const PER_BYTE: u64 = 8_000_000_000_000;
+    let gcd = {
+        let (mut a, mut b) = (PER_BYTE, rate.0);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let den = u32::try_from(rate.0 / gcd).ok().filter(|&d| d > 1)?;
+    Some((PER_BYTE / gcd, crate::topology::FastDiv::new(den)))
 }
 
 impl Network {
@@ -250,7 +287,8 @@ impl Network {
                 .iter()
                 .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
                 .collect(),
-            skip_empty: shortcut_table(classes, false, false),
+            ps_fraction: classes.iter().map(|c| ps_fraction(c.rate)).collect(),
+            skip_empty: shortcut_table(classes, false, false, false),
         };
         network.routing = match routing {
             RoutingKind::FatTree(shape) => Routing::FatTree(FatTreeRouter::new(*shape)),
@@ -306,11 +344,18 @@ impl Network {
     }
     /// Decides, per link class, which ports may skip an empty queue, given the element
     /// settings beyond the classes: whether hosts have a NIC shaper (`nic_shaper`) and whether
-    /// PFC's dynamic thresholds count every lossless packet (`count_every_lossless`). Compiled
-    /// with neither; the setup system [`crate::world::compile_elements`] calls it once with
-    /// the model's settings.
-    pub fn compile_shortcut(&mut self, nic_shaper: bool, count_every_lossless: bool) {
-        self.skip_empty = shortcut_table(&self.classes, nic_shaper, count_every_lossless);
+    /// PFC's dynamic thresholds count every lossless packet (`count_every_lossless`); `off`:
+    /// none skips, every packet goes through the queue element (for tests that compare the
+    /// two paths). Compiled with none of these; the setup system
+    /// [`crate::world::compile_elements`] calls it once with the model's settings.
+    pub fn compile_shortcut(&mut self, nic_shaper: bool, count_every_lossless: bool, off: bool) {
+        self.skip_empty = shortcut_table(&self.classes, nic_shaper, count_every_lossless, off);
+    }
+    /// Whether switch port `port` (global) may skip its empty queue once PFC's ingress
+    /// accounting has counted the packet (dynamic thresholds).
+    #[inline]
+    pub fn skips_counting(&self, port: u32) -> bool {
+        self.skip_empty[self.port_class[port as usize] as usize] & SKIP_COUNTING != 0
     }
     /// Whether global port `port` (of a host when `host`) may hand a packet that finds its
     /// transmitter idle, its queue empty and its class unpaused straight to the transmitter,
@@ -334,6 +379,13 @@ impl Network {
     /// of line: the common path stays small where it is inlined).
     #[inline(never)]
     fn divide_serialization(&self, class: usize, size_bytes: u32) -> SimTime {
+        if let Some((num, den)) = self.ps_fraction[class] {
+            // ceil(size num / den) as floor((size num + den - 1) / den), while it fits 32 bits.
+            let bits = size_bytes as u64 * num + (den.divisor() as u64 - 1);
+            if let Ok(bits) = u32::try_from(bits) {
+                return SimTime(den.div(bits) as u64);
+            }
+        }
         self.classes[class]
             .rate
             .serialization(Bytes(size_bytes as u64))
@@ -541,6 +593,65 @@ mod tests {
 
     /// The shortcut's eligibility, decided once per class: the discipline, the class's
     /// policer and shaper, a host's NIC shaper, and dynamic PFC.
+    /// The port tables' serialization (a multiplication per whole picoseconds per byte, a
+    /// reduced fraction otherwise) equals the rate's own, which divides.
+    #[test]
+    fn serialization_by_the_tables_equals_the_rate_s_division() {
+        let rates = [
+            2_880_000_000_000, // 25 / 9 ps per byte
+            10_000_000_000,
+            3_000_000_000,
+            7,
+            1_000_000_007,
+            u32::MAX as u64 * 3,
+            800_000_000_000_000,
+        ];
+        let classes: Vec<LinkClass> = rates
+            .iter()
+            .map(|&r| LinkClass {
+                rate: BitsPerSec(r),
+                ..class()
+            })
+            .collect();
+        // Host i on a link of class i to the switch.
+        let n = classes.len() as u32;
+        let spec = TopologySpec {
+            nodes: (0..=n)
+                .map(|i| crate::topology::NodeSpec {
+                    kind: if i < n {
+                        NodeKind::Host
+                    } else {
+                        NodeKind::Switch
+                    },
+                    name: format!("n{i}"),
+                })
+                .collect(),
+            links: (0..n)
+                .map(|i| LinkSpec {
+                    a: i,
+                    b: n,
+                    class: i as u16,
+                    class_ba: i as u16,
+                })
+                .collect(),
+            classes: classes.clone(),
+            routing: RoutingKind::ShortestPath,
+        };
+        let net = Network::compile(&spec).unwrap();
+        let sizes = (0..3_000u32).chain([9_000, 65_535, 1 << 20, 1 << 30, u32::MAX]);
+        for (class, c) in classes.iter().enumerate() {
+            for size in sizes.clone() {
+                assert_eq!(
+                    net.serialization(net.port_id(class as u32, 0), size),
+                    c.rate.serialization(Bytes(size as u64)),
+                    "{} b/s, {size} B",
+                    c.rate.0
+                );
+            }
+        }
+        assert!(net.ps_fraction[0].is_some_and(|(num, den)| num == 25 && den.divisor() == 9));
+    }
+
     #[test]
     fn the_empty_queue_shortcut_is_decided_once_per_class_and_owner() {
         let plain = class();
@@ -592,14 +703,22 @@ mod tests {
             skips(&net),
             vec![(true, true), (false, false), (false, false)]
         );
-        net.compile_shortcut(true, false);
+        net.compile_shortcut(true, false, false);
         assert_eq!(
             skips(&net),
             vec![(false, true), (false, false), (false, false)]
         );
-        net.compile_shortcut(false, true);
+        net.compile_shortcut(false, true, false);
+        assert_eq!(
+            skips(&net),
+            vec![(true, false), (false, false), (false, false)]
+        );
+        assert!(net.skips_counting(net.port_id(3, 0)));
+        assert!(!net.skips_counting(net.port_id(3, 1)));
+        net.compile_shortcut(false, false, true);
         assert_eq!(skips(&net), vec![(false, false); 3]);
-        net.compile_shortcut(false, false);
+        assert!(!net.skips_counting(net.port_id(3, 0)));
+        net.compile_shortcut(false, false, false);
         assert_eq!(
             skips(&net),
             vec![(true, true), (false, false), (false, false)]

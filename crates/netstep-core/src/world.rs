@@ -317,7 +317,7 @@ pub fn compile_elements(
     }
     model
         .net
-        .compile_shortcut(model.nic.shaper.is_some(), dynamic_pfc);
+        .compile_shortcut(model.nic.shaper.is_some(), dynamic_pfc, false);
     model.ack_priority = switches.ack_priority;
     model.admission_room = switches.admission_room;
     model.trace = trace.0.clone();

@@ -276,17 +276,19 @@ impl Queue {
     /// back and is left exactly as it was: no drop, no mark, no state kept. The one home of
     /// the empty-queue rule: FIFO; strict priority, which keeps no state; DRR, whose empty
     /// state is its initial state (deficits of emptied classes reset to 0); step marking,
-    /// which marks only while more than K bytes wait. WRR remembers the class it visits, the
-    /// fair-queueing disciplines keep virtual time, RED its average and DECbit its cycle, so
-    /// they are always consulted. The port skips the queue for such packets
+    /// which marks only while more than K bytes wait; RED that marks at dequeue on the
+    /// instantaneous queue above a positive `min` ([`Red::passes_when_empty`]). WRR remembers
+    /// the class it visits, the fair-queueing disciplines keep virtual time, RED otherwise its
+    /// average and DECbit its cycle, so they are always consulted. The port skips the queue for such packets
     /// ([`crate::network::Network::skips_empty_queue`]); property test
     /// `skipping_an_empty_queue_equals_queueing`.
     #[inline]
     pub const fn passes_when_empty(&self) -> bool {
-        matches!(
-            self,
-            Queue::Fifo(_) | Queue::StrictPriority(_) | Queue::Drr(_) | Queue::EcnStep(_)
-        )
+        match self {
+            Queue::Fifo(_) | Queue::StrictPriority(_) | Queue::Drr(_) | Queue::EcnStep(_) => true,
+            Queue::Red(red) => red.passes_when_empty(),
+            _ => false,
+        }
     }
     /// Offers an entry to an idle transmitter's queue and takes the entry to send now, in one
     /// step: the same decisions as [`Queue::enqueue`] then [`Queue::dequeue`], except that a
@@ -424,12 +426,30 @@ pub(crate) mod tests {
             .iter()
             .map(|s| Queue::for_port(s, &AqmSpec::None))
             .collect();
+        // RED marking at dequeue on the instantaneous queue (DCQCN's Kmin, Kmax, Pmax as the
+        // HPCC simulator marks): it passes when empty with a positive `min`, not with 0 (a
+        // packet leaving nothing behind would still draw).
+        let instantaneous = RedSpec {
+            weight_ppm: 1_000_000,
+            spread: false,
+            at_dequeue: true,
+            ..red
+        };
         for aqm in [
             AqmSpec::Red(red),
             AqmSpec::Red(RedSpec {
                 spread: false,
                 at_dequeue: true,
                 ..red
+            }),
+            AqmSpec::Red(instantaneous),
+            AqmSpec::Red(RedSpec {
+                spread: true,
+                ..instantaneous
+            }),
+            AqmSpec::Red(RedSpec {
+                min_bytes: 0,
+                ..instantaneous
             }),
             AqmSpec::Step {
                 k_bytes: 0,
@@ -525,14 +545,15 @@ pub(crate) mod tests {
                 );
             }
             loop {
-                let mut slot = None;
-                let mut ctx = QueueCtx {
+                // Each queue with its own stream, as above (RED at dequeue draws as it drains).
+                let ctx = |slot| QueueCtx {
                     now: SimTime(u64::MAX / 2),
                     limit,
                     rate: BitsPerSec(10_000_000_000),
-                    rng: LazyStream::new(&mut slot, 7, 0, 0),
+                    rng: LazyStream::new(slot, 7, 0, 0),
                 };
-                let (a, b) = (skipping.dequeue(&mut ctx), queueing.dequeue(&mut ctx));
+                let (mut ca, mut cb) = (ctx(&mut rng_a), ctx(&mut rng_b));
+                let (a, b) = (skipping.dequeue(&mut ca), queueing.dequeue(&mut cb));
                 prop_assert_eq!(a, b);
                 if a.is_none() {
                     break;

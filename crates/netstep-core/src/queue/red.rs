@@ -86,6 +86,17 @@ impl Red {
         self.avg
     }
 
+    /// Whether a packet offered to the empty queue of an idle transmitter may bypass it
+    /// ([`super::Queue::passes_when_empty`]): when RED decides at dequeue on the
+    /// instantaneous queue (weight 1) with a positive `min`. Such a packet leaves nothing
+    /// behind, so it is never hit and no number is drawn (0 < `min`); the average is 0
+    /// whenever the queue is empty (set from the bytes left behind at the dequeue that
+    /// emptied it), so neither it nor the idle time the bypass leaves unrecorded changes a
+    /// later decision.
+    pub const fn passes_when_empty(&self) -> bool {
+        self.spec.at_dequeue && self.spec.weight_ppm == 1_000_000 && self.spec.min_bytes > 0
+    }
+
     /// Decays the average over the time the queue stood empty (as if packets of 1500 B had
     /// left), once, when the first packet after the idle period is seen.
     fn decay_idle(&mut self, ctx: &QueueCtx<'_>, w: f64) {

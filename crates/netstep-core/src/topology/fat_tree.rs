@@ -105,6 +105,11 @@ impl FastDiv {
             ((self.multiplier as u128 * n as u128) >> 64) as u32
         }
     }
+    /// The divisor.
+    #[inline]
+    pub(crate) fn divisor(&self) -> u32 {
+        self.divisor
+    }
     #[inline]
     fn div_rem(&self, n: u32) -> (u32, u32) {
         let q = self.div(n);

@@ -14,6 +14,7 @@ mod torus;
 
 pub use cluster::{Cluster, ClusterLinks, ClusterRouter, cluster};
 pub use dumbbell::dumbbell;
+pub(crate) use fat_tree::FastDiv;
 pub use fat_tree::{FatTree, FatTreeRouter, fat_tree, pick};
 pub use gpu_cluster::{GpuCluster, GpuClusterLinks, GpuShape, gpu_cluster};
 pub use leaf_spine::{LeafSpine, LeafSpineRouter, leaf_spine};

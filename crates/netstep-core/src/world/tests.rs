@@ -341,8 +341,11 @@ fn compile_elements_with_dynamic_pfc_counts_every_lossless_packet() {
         panic!("dynamic PFC compiled")
     };
     assert_eq!(compiled.host_rate, 1_000_000_000, "the first host's link");
+    // A switch's port skips its empty queue only after counting the packet; a host's port,
+    // which counts nothing, as without PFC.
     for port in 0..model.net.n_ports() as u32 {
-        assert!(!model.net.skips_empty_queue(port, true));
+        assert!(model.net.skips_empty_queue(port, true));
         assert!(!model.net.skips_empty_queue(port, false));
+        assert!(model.net.skips_counting(port));
     }
 }

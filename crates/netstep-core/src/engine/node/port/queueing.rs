@@ -10,8 +10,10 @@
 //! for an idle transmitter ([`crate::queue::Queue::enqueue_for_idle`]), so skipping equals
 //! queueing (property test `queue::tests::skipping_an_empty_queue_equals_queueing`).
 
-use super::PortRef;
 use super::state::{PortCold, PortState};
+use super::{Egress, Owner, PortRef};
+use crate::engine::event::EventSink;
+use crate::packet::Packet;
 use crate::queue::{Admission, Entry, QueueCtx};
 use crate::rng::{LazyStream, STREAM_QUEUE};
 use crate::units::{BufferSize, SimTime};
@@ -89,4 +91,41 @@ pub(super) fn record_peak(cold: &mut PortCold, (packets, bytes): (u32, u64)) {
     let len = cold.queue.len() as u64 + packets as u64;
     cold.max_queue_packets = cold.max_queue_packets.max(len);
     cold.max_queue_bytes = cold.max_queue_bytes.max(cold.queue.bytes() + bytes);
+}
+
+impl<'a> Egress<'a> {
+    /// The empty-queue shortcut of a switch's port under dynamic PFC thresholds
+    /// ([`crate::network::Network::skips_counting`]), which count every lossless packet, even
+    /// one that never waits (the HPCC simulator's MMU charges a packet on arrival and releases
+    /// it as it leaves): what [`Egress::offer_to_queue`] does with a packet that finds the
+    /// port idle, its queue empty and its class unpaused, in its order (the ingress accounting
+    /// charges a lossless packet, which may pause its upstream; the packet leaves at once,
+    /// which releases it and may resume the upstream), without the queue element, which would
+    /// hand it straight back.
+    #[inline(never)]
+    pub(super) fn pass_counted<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        at: &PortRef<'a>,
+        packet: Packet,
+        now: SimTime,
+        sink: &mut impl EventSink,
+    ) -> bool {
+        let lossless = owner.lossless(&packet, self.model);
+        let entry = Entry {
+            traced: self.lp.traced(&packet, now, self.model),
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes: 0,
+            ahead_packets: 0,
+            pfc: lossless,
+            marked: false,
+        };
+        if lossless {
+            owner.queued_lossless(self, &packet, now, sink);
+        }
+        self.depart(owner, at, entry, now, sink);
+        self.wake_if_waiting(at.local, now, sink);
+        true
+    }
 }
