@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks of the hot paths: the FIFO queue and the class schedulers, forwarding (routing + ECMP
-//! hash), an LP's event queue, one window step of the engine, and the data-layout question behind ARCHITECTURE.md
+//! hash, serialization), an LP's event queue, one window step of the engine, and the data-layout question behind ARCHITECTURE.md
 //! (per-port state as bevy components vs a dense Vec, touched through a sparse worklist).
 
 use std::hint::black_box;
@@ -231,6 +231,52 @@ fn forwarding(c: &mut Criterion) {
             })
         });
     }
+    // Serialization at 2,880 Gb/s (SimAI's NVLink), 25 / 9 ps per byte: the rate's own
+    // division and the port tables' reduced fraction, each time fed by the last result (a
+    // chain, as a transmitter's next start depends on its last).
+    let nvlink = LinkClass::new(
+        BitsPerSec(2_880_000_000_000),
+        SimTime::from_ns(25),
+        BufferSize::Packets(100),
+    );
+    let net = Network::compile(&fat_tree(
+        FatTree {
+            k: 4,
+            hosts_per_edge: 2,
+        },
+        nvlink,
+        nvlink,
+    ))
+    .unwrap();
+    group.bench_function("serialization_2880gbps/rate_division", |b| {
+        // Opaque, as the rate read from a port's class is (no division by a constant).
+        let rate = black_box(nvlink.rate);
+        let mut last = 0u64;
+        b.iter(|| {
+            last = rate.serialization(Bytes(1_048 + (last & 1))).0;
+            black_box(last)
+        })
+    });
+    // What the port tables did before the fraction: the division, out of line.
+    #[inline(never)]
+    fn divide(rate: BitsPerSec, size: u32) -> SimTime {
+        rate.serialization(Bytes(size as u64))
+    }
+    group.bench_function("serialization_2880gbps/division_out_of_line", |b| {
+        let rate = black_box(nvlink.rate);
+        let mut last = 0u64;
+        b.iter(|| {
+            last = divide(rate, 1_048 + (last & 1) as u32).0;
+            black_box(last)
+        })
+    });
+    group.bench_function("serialization_2880gbps/port_tables", |b| {
+        let mut last = 0u64;
+        b.iter(|| {
+            last = net.serialization(0, 1_048 + (last & 1) as u32).0;
+            black_box(last)
+        })
+    });
     group.finish();
 }
 

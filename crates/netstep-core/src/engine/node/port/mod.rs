@@ -121,13 +121,13 @@ impl<'a> Egress<'a> {
         sink: &mut impl EventSink,
     ) -> bool {
         let model = self.model;
-        if !O::HOST
+        let lossless = owner.lossless(&packet, model);
+        if lossless
             && model.net.skips_counting(at.global)
             && queueing::skips(&self.ports[at.local as usize], now, true, packet.class())
         {
             return self.pass_counted(owner, at, packet, now, sink);
         }
-        let lossless = owner.lossless(&packet, model);
         let shared = model.shared_buffer.as_ref();
         let limit = admission::limit(O::HOST || lossless, at.class, shared, self.ports);
         let traced = self.lp.traced(&packet, now, model);

@@ -97,11 +97,12 @@ impl<'a> Egress<'a> {
     /// The empty-queue shortcut of a switch's port under dynamic PFC thresholds
     /// ([`crate::network::Network::skips_counting`]), which count every lossless packet, even
     /// one that never waits (the HPCC simulator's MMU charges a packet on arrival and releases
-    /// it as it leaves): what [`Egress::offer_to_queue`] does with a packet that finds the
-    /// port idle, its queue empty and its class unpaused, in its order (the ingress accounting
-    /// charges a lossless packet, which may pause its upstream; the packet leaves at once,
-    /// which releases it and may resume the upstream), without the queue element, which would
-    /// hand it straight back.
+    /// it as it leaves): what [`Egress::offer_to_queue`] does with a lossless packet that
+    /// finds the port idle, its queue empty and its class unpaused, in its order (the ingress
+    /// accounting charges it, which may pause its upstream; it leaves at once, which releases
+    /// it and may resume the upstream), without the queue element, which would hand it
+    /// straight back. (A packet of a lossy class at such a port goes through the queue
+    /// element.)
     #[inline(never)]
     pub(super) fn pass_counted<O: Owner>(
         &mut self,
@@ -111,19 +112,16 @@ impl<'a> Egress<'a> {
         now: SimTime,
         sink: &mut impl EventSink,
     ) -> bool {
-        let lossless = owner.lossless(&packet, self.model);
         let entry = Entry {
             traced: self.lp.traced(&packet, now, self.model),
             packet,
             arrived_ps: now.0,
             ahead_bytes: 0,
             ahead_packets: 0,
-            pfc: lossless,
+            pfc: true,
             marked: false,
         };
-        if lossless {
-            owner.queued_lossless(self, &packet, now, sink);
-        }
+        owner.queued_lossless(self, &packet, now, sink);
         self.depart(owner, at, entry, now, sink);
         self.wake_if_waiting(at.local, now, sink);
         true
