@@ -196,20 +196,31 @@ pub struct PfcEvent {
     pub pause: bool,
 }
 
+/// The accounting of one ingress port of a switch: one record, so that a packet's arrival or
+/// departure reads and writes one place (one bounds check, neighbouring lines).
+#[derive(Clone, Copy, Debug, Default)]
+struct IngressPort {
+    /// Bytes per class waiting in the switch (dynamic: those not in the headroom).
+    bytes: [u64; 8],
+    /// Dynamic: bytes per class in the headroom.
+    headroom: [u64; 8],
+    /// Dynamic: the port's headroom, bytes.
+    headroom_limit: u64,
+    /// Dynamic: the port's threshold shift.
+    shift: u8,
+    /// Classes for which a PAUSE is in force upstream.
+    paused_upstream: u8,
+}
+
 /// Ingress accounting of one switch.
 #[derive(Clone, Debug, Default)]
 pub struct PfcIngress {
-    /// Bytes waiting in the switch per local ingress port and class (dynamic: those not in
-    /// the headroom).
-    bytes: Vec<[u64; 8]>,
-    /// Dynamic: bytes in the headroom per local ingress port and class.
-    headroom: Vec<[u64; 8]>,
+    /// Per local ingress port.
+    ports: Vec<IngressPort>,
     /// Dynamic: shared bytes in use at the switch.
     shared_used: u64,
-    /// Dynamic: the per-port settings.
-    ports: Option<Box<DynamicPorts>>,
-    /// Per local ingress port: classes for which a PAUSE is in force upstream.
-    paused_upstream: Vec<u8>,
+    /// Dynamic: every port's headroom and reserve together (kept out of the shared pool).
+    fixed: u64,
     /// Arrivals that found their ingress count beyond `xoff + headroom`.
     pub headroom_exceeded: u64,
 }
@@ -227,39 +238,29 @@ impl PfcIngress {
     /// Accounting for a switch with `degree` ports.
     pub fn new(degree: u32) -> PfcIngress {
         PfcIngress {
-            bytes: vec![[0; 8]; degree as usize],
-            headroom: Vec::new(),
+            ports: vec![IngressPort::default(); degree as usize],
             shared_used: 0,
-            ports: None,
-            paused_upstream: vec![0; degree as usize],
+            fixed: 0,
             headroom_exceeded: 0,
         }
     }
 
     /// Accounting with dynamic thresholds for a switch whose ports are `ports`.
     pub fn dynamic(ports: DynamicPorts) -> PfcIngress {
-        let degree = ports.shift.len();
         PfcIngress {
-            headroom: vec![[0; 8]; degree],
-            ports: Some(Box::new(ports)),
-            ..PfcIngress::new(degree as u32)
+            ports: ports
+                .headroom
+                .iter()
+                .zip(&ports.shift)
+                .map(|(&headroom_limit, &shift)| IngressPort {
+                    headroom_limit,
+                    shift,
+                    ..IngressPort::default()
+                })
+                .collect(),
+            fixed: ports.fixed,
+            ..PfcIngress::new(0)
         }
-    }
-
-    /// Dynamic: the PAUSE threshold of local port `p` (the simulator's `GetPfcThreshold`).
-    fn threshold(&self, spec: &DynamicPfc, p: usize) -> u64 {
-        let ports = self.ports.as_ref().expect("dynamic accounting");
-        let free = spec
-            .buffer
-            .0
-            .saturating_sub(ports.fixed)
-            .saturating_sub(self.shared_used);
-        free >> ports.shift[p]
-    }
-
-    /// Dynamic: the shared bytes of port `p`, class `c` (above its reserve).
-    fn shared(&self, spec: &DynamicPfc, p: usize, c: usize) -> u64 {
-        self.bytes[p][c].saturating_sub(spec.reserve.0)
     }
 
     /// A lossless packet of `size` bytes from local ingress port `port` was accepted.
@@ -270,19 +271,28 @@ impl PfcIngress {
         class: u8,
         size: u32,
     ) -> Option<FrameRequest> {
-        let (p, c) = (port as usize, class as usize);
+        let c = (class & 7) as usize;
+        let size = size as u64;
+        let at = &mut self.ports[port as usize];
         let wanted = match &spec.thresholds {
-            PfcThresholds::Dynamic(dynamic) => self.arrived_dynamic(dynamic, p, c, size as u64),
+            PfcThresholds::Dynamic(dynamic) => {
+                let pool = Pool {
+                    spec: dynamic,
+                    fixed: self.fixed,
+                    used: &mut self.shared_used,
+                };
+                pool.arrived(at, c, size, &mut self.headroom_exceeded)
+            }
             PfcThresholds::Static(fixed) => {
-                self.bytes[p][c] += size as u64;
-                let held = self.bytes[p][c];
+                at.bytes[c] += size;
+                let held = at.bytes[c];
                 if held > fixed.xoff.0.saturating_add(fixed.headroom.0) {
                     self.headroom_exceeded += 1;
                 }
                 held > fixed.xoff.0
             }
         };
-        self.request(p, c, FrameRequest::Pause, wanted)
+        request(at, c, FrameRequest::Pause, wanted)
     }
 
     /// A lossless packet of `size` bytes from local ingress port `port` left the switch.
@@ -293,67 +303,105 @@ impl PfcIngress {
         class: u8,
         size: u32,
     ) -> Option<FrameRequest> {
-        let (p, c) = (port as usize, class as usize);
+        let c = (class & 7) as usize;
+        let size = size as u64;
+        let at = &mut self.ports[port as usize];
         let wanted = match &spec.thresholds {
-            PfcThresholds::Dynamic(dynamic) => self.left_dynamic(dynamic, p, c, size as u64),
+            PfcThresholds::Dynamic(dynamic) => {
+                let pool = Pool {
+                    spec: dynamic,
+                    fixed: self.fixed,
+                    used: &mut self.shared_used,
+                };
+                pool.left(at, c, size)
+            }
             PfcThresholds::Static(fixed) => {
-                self.bytes[p][c] -= size as u64;
-                self.bytes[p][c] <= fixed.xon.0
+                at.bytes[c] -= size;
+                at.bytes[c] <= fixed.xon.0
             }
         };
-        self.request(p, c, FrameRequest::Resume, wanted)
+        request(at, c, FrameRequest::Resume, wanted)
+    }
+}
+
+/// `frame` for class `c` upstream of `port` when the accounting `wanted` it and it changes
+/// the pause state there (one PAUSE, then one RESUME, in turn).
+#[inline]
+fn request(
+    port: &mut IngressPort,
+    c: usize,
+    frame: FrameRequest,
+    wanted: bool,
+) -> Option<FrameRequest> {
+    let bit = 1 << c;
+    let paused = port.paused_upstream & bit != 0;
+    if !wanted || paused == (frame == FrameRequest::Pause) {
+        return None;
+    }
+    port.paused_upstream ^= bit;
+    Some(frame)
+}
+
+/// Dynamic thresholds: a switch's shared pool while one port's packet is counted.
+struct Pool<'a> {
+    spec: &'a DynamicPfc,
+    /// Every port's headroom and reserve.
+    fixed: u64,
+    /// Shared bytes in use.
+    used: &'a mut u64,
+}
+
+impl Pool<'_> {
+    /// The PAUSE threshold of `port` (the simulator's `GetPfcThreshold`).
+    #[inline]
+    fn threshold(&self, port: &IngressPort) -> u64 {
+        let free = self
+            .spec
+            .buffer
+            .0
+            .saturating_sub(self.fixed)
+            .saturating_sub(*self.used);
+        free >> port.shift
     }
 
-    /// `frame` for class `c` upstream of port `p` when the accounting `wanted` it and it
-    /// changes the pause state there (one PAUSE, then one RESUME, in turn).
-    fn request(
-        &mut self,
-        p: usize,
-        c: usize,
-        frame: FrameRequest,
-        wanted: bool,
-    ) -> Option<FrameRequest> {
-        let bit = 1 << c;
-        let paused = self.paused_upstream[p] & bit != 0;
-        if !wanted || paused == (frame == FrameRequest::Pause) {
-            return None;
-        }
-        self.paused_upstream[p] ^= bit;
-        Some(frame)
+    /// The shared bytes of `port`, class `c` (above its reserve).
+    #[inline]
+    fn shared(&self, port: &IngressPort, c: usize) -> u64 {
+        port.bytes[c].saturating_sub(self.spec.reserve.0)
     }
 
-    /// [`PfcIngress::arrived`]'s accounting with dynamic thresholds
-    /// (`UpdateIngressAdmission`); returns whether to pause (`CheckShouldPause`).
-    fn arrived_dynamic(&mut self, spec: &DynamicPfc, p: usize, c: usize, size: u64) -> bool {
-        let headroom = self.ports.as_ref().expect("dynamic accounting").headroom[p];
-        let threshold = self.threshold(spec, p);
-        if size + self.headroom[p][c] > headroom && size + self.shared(spec, p, c) > threshold {
+    /// [`PfcIngress::arrived`]'s accounting (`UpdateIngressAdmission`); returns whether to
+    /// pause (`CheckShouldPause`).
+    fn arrived(self, at: &mut IngressPort, c: usize, size: u64, exceeded: &mut u64) -> bool {
+        let reserve = self.spec.reserve.0;
+        let threshold = self.threshold(at);
+        if size + at.headroom[c] > at.headroom_limit && size + self.shared(at, c) > threshold {
             // The simulator drops it; netstep keeps lossless packets and reports it.
-            self.headroom_exceeded += 1;
+            *exceeded += 1;
         }
-        let new = self.bytes[p][c] + size;
-        if new <= spec.reserve.0 {
-            self.bytes[p][c] = new;
-        } else if new - spec.reserve.0 > threshold {
-            self.headroom[p][c] += size;
+        let new = at.bytes[c] + size;
+        if new <= reserve {
+            at.bytes[c] = new;
+        } else if new - reserve > threshold {
+            at.headroom[c] += size;
         } else {
-            self.bytes[p][c] = new;
-            self.shared_used += size.min(new - spec.reserve.0);
+            at.bytes[c] = new;
+            *self.used += size.min(new - reserve);
         }
-        self.headroom[p][c] > 0 || self.shared(spec, p, c) >= self.threshold(spec, p)
+        at.headroom[c] > 0 || self.shared(at, c) >= self.threshold(at)
     }
 
-    /// [`PfcIngress::left`]'s accounting with dynamic thresholds
-    /// (`RemoveFromIngressAdmission`); returns whether to resume (`CheckShouldResume`).
-    fn left_dynamic(&mut self, spec: &DynamicPfc, p: usize, c: usize, size: u64) -> bool {
-        let from_headroom = self.headroom[p][c].min(size);
-        let from_shared = (size - from_headroom).min(self.shared(spec, p, c));
-        self.headroom[p][c] -= from_headroom;
-        self.bytes[p][c] -= size - from_headroom;
-        self.shared_used -= from_shared;
-        let shared = self.shared(spec, p, c);
-        self.headroom[p][c] == 0
-            && (shared == 0 || shared + spec.resume_offset.0 <= self.threshold(spec, p))
+    /// [`PfcIngress::left`]'s accounting (`RemoveFromIngressAdmission`); returns whether to
+    /// resume (`CheckShouldResume`).
+    fn left(self, at: &mut IngressPort, c: usize, size: u64) -> bool {
+        let from_headroom = at.headroom[c].min(size);
+        let from_shared = (size - from_headroom).min(self.shared(at, c));
+        at.headroom[c] -= from_headroom;
+        at.bytes[c] -= size - from_headroom;
+        *self.used -= from_shared;
+        let shared = self.shared(at, c);
+        at.headroom[c] == 0
+            && (shared == 0 || shared + self.spec.resume_offset.0 <= self.threshold(at))
     }
 }
 
@@ -466,7 +514,7 @@ mod tests {
         // The 14th would take the shared bytes to 9,904 > 9,425: it goes to the headroom,
         // which pauses.
         assert_eq!(ing.arrived(&spec, 1, 3, 1000), Some(FrameRequest::Pause));
-        assert_eq!((ing.headroom[1][3], ing.shared_used), (1000, 8904));
+        assert_eq!((ing.ports[1].headroom[3], ing.shared_used), (1000, 8904));
         // Headroom 3,750 B: the 17th arrival finds it full (and the threshold passed).
         for n in 15..=17 {
             assert_eq!(ing.arrived(&spec, 1, 3, 1000), None);
@@ -485,7 +533,7 @@ mod tests {
         for _ in 0..10 {
             ing.left(&spec, 1, 3, 1000);
         }
-        assert_eq!((ing.shared_used, ing.bytes[1][3]), (0, 0));
+        assert_eq!((ing.shared_used, ing.ports[1].bytes[3]), (0, 0));
     }
 
     #[test]
