@@ -342,4 +342,33 @@ mod tests {
             );
         }
     }
+    /// What [`Red::passes_when_empty`] rests on: marking at dequeue on the instantaneous
+    /// queue, the average is 0 each time the queue empties, so an idle port's packet that
+    /// bypasses the queue changes nothing; with a weight below 1 the average stays positive
+    /// after the queue empties (and each dequeue would step it), so such a queue must see
+    /// every packet.
+    #[test]
+    fn the_average_is_zero_whenever_the_queue_empties_only_at_weight_one() {
+        for (weight_ppm, passes) in [(1_000_000, true), (500_000, false)] {
+            let mut red = Red::new(RedSpec {
+                min_bytes: 100,
+                max_bytes: 100_000,
+                max_p_ppm: 100_000,
+                weight_ppm,
+                ecn: true,
+                spread: false,
+                at_dequeue: true,
+            });
+            assert_eq!(red.passes_when_empty(), passes, "weight {weight_ppm} ppm");
+            with_ctx(BufferSize::Packets(1_000), |ctx| {
+                for round in 0..3u32 {
+                    for n in 0..5 {
+                        red.enqueue(entry(round * 5 + n, 1_000, 0), ctx);
+                    }
+                    while red.dequeue(ctx).is_some() {}
+                    assert_eq!(red.average() == 0.0, passes, "weight {weight_ppm} ppm");
+                }
+            });
+        }
+    }
 }
