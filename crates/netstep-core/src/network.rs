@@ -381,8 +381,11 @@ impl Network {
     fn divide_serialization(&self, class: usize, size_bytes: u32) -> SimTime {
         if let Some((num, den)) = self.ps_fraction[class] {
             // ceil(size num / den) as floor((size num + den - 1) / den), while it fits 32 bits.
-            let bits = size_bytes as u64 * num + (den.divisor() as u64 - 1);
-            if let Ok(bits) = u32::try_from(bits) {
+            let bits = (size_bytes as u64)
+                .checked_mul(num)
+                .and_then(|b| b.checked_add(den.divisor() as u64 - 1))
+                .and_then(|b| u32::try_from(b).ok());
+            if let Some(bits) = bits {
                 return SimTime(den.div(bits) as u64);
             }
         }
@@ -602,6 +605,7 @@ mod tests {
             10_000_000_000,
             3_000_000_000,
             7,
+            3_840, // 6.25e9 / 3 ps per byte: a product past 2^64 must not wrap into range
             1_000_000_007,
             u32::MAX as u64 * 3,
             800_000_000_000_000,
@@ -638,7 +642,7 @@ mod tests {
             routing: RoutingKind::ShortestPath,
         };
         let net = Network::compile(&spec).unwrap();
-        let sizes = (0..3_000u32).chain([9_000, 65_535, 1 << 20, 1 << 30, u32::MAX]);
+        let sizes = (0..3_000u32).chain([9_000, 65_535, 1 << 20, 1 << 30, 2_951_479_052, u32::MAX]);
         for (class, c) in classes.iter().enumerate() {
             for size in sizes.clone() {
                 assert_eq!(
