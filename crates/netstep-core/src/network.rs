@@ -111,7 +111,7 @@ pub struct Network {
     /// Per link class whose rate takes no whole number of picoseconds per byte: that number
     /// as a reduced fraction `num / den` (2,880 Gb/s: 25 / 9), so serialization is a
     /// multiplication and a division by a constant done as a multiplication.
-    ps_fraction: Vec<Option<(u64, crate::topology::FastDiv)>>,
+    ps_fraction: Vec<Option<PsFraction>>,
     /// Per link class: whose ports of that class may skip an empty queue ([`SKIP_AT_SWITCH`],
     /// [`SKIP_AT_HOST`]), from [`Network::compile_shortcut`].
     skip_empty: Vec<u8>,
@@ -164,19 +164,35 @@ fn shortcut_table(
         .collect()
 }
 
-/// A second's picoseconds per byte at `rate` as a reduced fraction `(num, den)` when that is
-/// no whole number and the denominator fits 32 bits ([`Network::serialization`]).
-fn ps_fraction(rate: BitsPerSec) -> Option<(u64, crate::topology::FastDiv)> {
-    const PER_BYTE: u64 = 8_000_000_000_000;
+/// A second's picoseconds per byte as a reduced fraction `num / den`, for a rate that takes
+/// no whole number of them ([`Network::serialization`]).
+#[derive(Clone, Copy, Debug)]
+struct PsFraction {
+    num: u64,
+    den: crate::topology::FastDiv,
+    /// The largest size whose `size num + den - 1` fits 32 bits (the division's domain).
+    max_size: u64,
+}
+
+/// A byte's bits times a second's picoseconds: picoseconds per byte are this over the rate.
+const PS_BITS_PER_BYTE: u64 = 8 * 1_000_000_000_000;
+
+/// [`PsFraction`] of `rate`, when its denominator fits 32 bits.
+fn ps_fraction(rate: BitsPerSec) -> Option<PsFraction> {
     let gcd = {
-        let (mut a, mut b) = (PER_BYTE, rate.0);
+        let (mut a, mut b) = (PS_BITS_PER_BYTE, rate.0);
         while b != 0 {
             (a, b) = (b, a % b);
         }
         a
     };
     let den = u32::try_from(rate.0 / gcd).ok().filter(|&d| d > 1)?;
-    Some((PER_BYTE / gcd, crate::topology::FastDiv::new(den)))
+    let num = PS_BITS_PER_BYTE / gcd;
+    Some(PsFraction {
+        num,
+        den: crate::topology::FastDiv::new(den),
+        max_size: (u32::MAX as u64 - (den as u64 - 1)) / num,
+    })
 }
 
 impl Network {
@@ -285,7 +301,11 @@ impl Network {
             })),
             ps_per_byte: classes
                 .iter()
-                .map(|c| (8_000_000_000_000 % c.rate.0 == 0).then(|| 8_000_000_000_000 / c.rate.0))
+                .map(|c| {
+                    PS_BITS_PER_BYTE
+                        .is_multiple_of(c.rate.0)
+                        .then(|| PS_BITS_PER_BYTE / c.rate.0)
+                })
                 .collect(),
             ps_fraction: classes.iter().map(|c| ps_fraction(c.rate)).collect(),
             skip_empty: shortcut_table(classes, false, false, false),
@@ -379,15 +399,12 @@ impl Network {
     /// of line: the common path stays small where it is inlined).
     #[inline(never)]
     fn divide_serialization(&self, class: usize, size_bytes: u32) -> SimTime {
-        if let Some((num, den)) = self.ps_fraction[class] {
-            // ceil(size num / den) as floor((size num + den - 1) / den), while it fits 32 bits.
-            let bits = (size_bytes as u64)
-                .checked_mul(num)
-                .and_then(|b| b.checked_add(den.divisor() as u64 - 1))
-                .and_then(|b| u32::try_from(b).ok());
-            if let Some(bits) = bits {
-                return SimTime(den.div(bits) as u64);
-            }
+        if let Some(f) = self.ps_fraction[class]
+            && size_bytes as u64 <= f.max_size
+        {
+            // ceil(size num / den) as floor((size num + den - 1) / den), within 32 bits.
+            let bits = size_bytes as u64 * f.num + (f.den.divisor() as u64 - 1);
+            return SimTime(f.den.div(bits as u32) as u64);
         }
         self.classes[class]
             .rate
@@ -594,8 +611,6 @@ mod tests {
         );
     }
 
-    /// The shortcut's eligibility, decided once per class: the discipline, the class's
-    /// policer and shaper, a host's NIC shaper, and dynamic PFC.
     /// The port tables' serialization (a multiplication per whole picoseconds per byte, a
     /// reduced fraction otherwise) equals the rate's own, which divides.
     #[test]
@@ -653,9 +668,11 @@ mod tests {
                 );
             }
         }
-        assert!(net.ps_fraction[0].is_some_and(|(num, den)| num == 25 && den.divisor() == 9));
+        assert!(net.ps_fraction[0].is_some_and(|f| f.num == 25 && f.den.divisor() == 9));
     }
 
+    /// The shortcut's eligibility, decided once per class: the discipline, the class's
+    /// policer and shaper, a host's NIC shaper, and dynamic PFC.
     #[test]
     fn the_empty_queue_shortcut_is_decided_once_per_class_and_owner() {
         let plain = class();

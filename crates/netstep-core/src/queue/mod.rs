@@ -77,6 +77,25 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The entry of `packet` arriving at `now` with nothing waiting ahead of it (a packet that
+    /// skips an empty queue, a PFC frame); `traced` and `pfc` as for any entry.
+    #[inline]
+    pub const fn with_nothing_ahead(
+        packet: Packet,
+        now: SimTime,
+        traced: bool,
+        pfc: bool,
+    ) -> Entry {
+        Entry {
+            packet,
+            arrived_ps: now.0,
+            ahead_bytes: 0,
+            ahead_packets: 0,
+            traced,
+            pfc,
+            marked: false,
+        }
+    }
     /// Marks an ECN-capable (ECT) packet CE as it leaves the queue, flagging the mark for the
     /// port to count; a packet that is not ECN-capable leaves unmarked.
     pub fn mark_on_departure(&mut self) {
@@ -279,8 +298,8 @@ impl Queue {
     /// which marks only while more than K bytes wait; RED that marks at dequeue on the
     /// instantaneous queue above a positive `min` ([`Red::passes_when_empty`]). WRR remembers
     /// the class it visits, the fair-queueing disciplines keep virtual time, RED otherwise its
-    /// average and DECbit its cycle, so they are always consulted. The port skips the queue for such packets
-    /// ([`crate::network::Network::skips_empty_queue`]); property test
+    /// average and DECbit its cycle, so they are always consulted. The port skips the queue
+    /// for such packets ([`crate::network::Network::skips_empty_queue`]); property test
     /// `skipping_an_empty_queue_equals_queueing`.
     #[inline]
     pub const fn passes_when_empty(&self) -> bool {

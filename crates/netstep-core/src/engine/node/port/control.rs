@@ -23,15 +23,7 @@ pub(super) fn frame(class: u8, pause: bool, peer: u32, now: SimTime) -> Entry {
         FRAME_BYTES,
     );
     packet.set_class(class);
-    Entry {
-        packet,
-        arrived_ps: now.0,
-        ahead_bytes: 0,
-        ahead_packets: 0,
-        traced: false,
-        pfc: false,
-        marked: false,
-    }
+    Entry::with_nothing_ahead(packet, now, false, false)
 }
 
 /// Queues `frame` (or a priority ACK) behind those already waiting, ahead of the queue element.

@@ -96,15 +96,8 @@ impl<'a> Egress<'a> {
         }
         let eligible = self.model.net.skips_empty_queue(at.global, O::HOST);
         if queueing::skips(&self.ports[local as usize], now, eligible, packet.class()) {
-            let entry = Entry {
-                traced: self.lp.traced(&packet, now, self.model),
-                packet,
-                arrived_ps: now.0,
-                ahead_bytes: 0,
-                ahead_packets: 0,
-                pfc: false,
-                marked: false,
-            };
+            let traced = self.lp.traced(&packet, now, self.model);
+            let entry = Entry::with_nothing_ahead(packet, now, traced, false);
             self.depart(owner, &at, entry, now, sink);
             return true;
         }

@@ -112,15 +112,8 @@ impl<'a> Egress<'a> {
         now: SimTime,
         sink: &mut impl EventSink,
     ) -> bool {
-        let entry = Entry {
-            traced: self.lp.traced(&packet, now, self.model),
-            packet,
-            arrived_ps: now.0,
-            ahead_bytes: 0,
-            ahead_packets: 0,
-            pfc: true,
-            marked: false,
-        };
+        let traced = self.lp.traced(&packet, now, self.model);
+        let entry = Entry::with_nothing_ahead(packet, now, traced, true);
         owner.queued_lossless(self, &packet, now, sink);
         self.depart(owner, at, entry, now, sink);
         self.wake_if_waiting(at.local, now, sink);
