@@ -13,6 +13,7 @@
 //! ns-3's `BulkSendApplication` and Linux send it when the application closes after its last
 //! write, so it is not modelled further.
 
+mod lazy_board;
 mod receiver;
 pub mod rto;
 mod scoreboard;

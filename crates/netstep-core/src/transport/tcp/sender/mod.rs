@@ -1,7 +1,7 @@
 //! The reliable TCP sender: sequence space (segments numbered from 0), retransmission timer
 //! (RFC 6298, [`super::rto`]), retry limit, and loss recovery in one of two modes:
-//! - **SACK** (default, RFC 6675): a [`Scoreboard`] of the receiver's SACK blocks; on
-//!   `DupThresh` duplicate ACKs (or when the first unacknowledged segment is `IsLost`) the
+//! - **SACK** (default, RFC 6675): a [`super::Scoreboard`] of the receiver's SACK blocks (built
+//!   on first need: [`LazyBoard`]); on `DupThresh` duplicate ACKs (or when the first unacknowledged segment is `IsLost`) the
 //!   window is reduced once and every ACK then sends, while `cwnd - pipe >= 1`, the lowest lost
 //!   segment not yet retransmitted, else new data, else the rescue of rule 3: several holes are
 //!   repaired per round trip. After a timeout every segment not SACKed is lost and is sent
@@ -17,10 +17,10 @@
 mod recovery;
 
 use super::handshake::{Opening, SYN_TIMER};
+use super::lazy_board::LazyBoard;
 use super::prr::{AckFacts, Prr};
 use super::rate::RateState;
 use super::rto::KarnHistory;
-use super::scoreboard::Scoreboard;
 use super::{Recovery, RecoveryExit, RtoEstimator, RttSampling, TcpSpec};
 use crate::packet::{ACK_NUMBER_BIT, Packet, PacketKind};
 use crate::telemetry::SideRecord;
@@ -41,7 +41,7 @@ pub struct TcpSender {
     cc: CongestionControl,
     /// NewReno window inflation during fast recovery (`sack = false` only).
     inflation: f64,
-    scoreboard: Option<Scoreboard>,
+    scoreboard: Option<LazyBoard>,
     snd_una: u32,
     /// Next segment to send in NewReno mode (go-back-N after a timeout).
     snd_nxt: u32,
@@ -94,7 +94,7 @@ impl TcpSender {
                 (spec.mss_bytes + spec.header_bytes) as f64 * 8.0,
             ),
             inflation: 0.0,
-            scoreboard: spec.sack.then(|| Scoreboard::new(spec.dupack_threshold)),
+            scoreboard: spec.sack.then(|| LazyBoard::new(spec.dupack_threshold)),
             snd_una: 0,
             snd_nxt: 0,
             high_sent: 0,
@@ -529,7 +529,7 @@ impl TcpSender {
 
 /// Applies every SACK block of `ack`: the packet's own and its side record's; returns how
 /// many segments became SACKed.
-fn sack_all(sb: &mut Scoreboard, ack: &Packet, side: Option<&SideRecord>) -> u32 {
+fn sack_all(sb: &mut LazyBoard, ack: &Packet, side: Option<&SideRecord>) -> u32 {
     let mut newly = sb.sack(ack.sack_start, ack.sack_len as u32);
     for &(start, len) in side.map_or(&[][..], |s| s.sack_blocks()) {
         newly += sb.sack(start, len);
