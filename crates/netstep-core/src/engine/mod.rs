@@ -19,6 +19,7 @@ pub mod node;
 mod output;
 mod pace;
 mod placement;
+pub mod port_outcomes;
 pub mod reference;
 mod sampling;
 mod team;
@@ -28,6 +29,7 @@ pub mod window;
 pub use model::Model;
 pub(crate) use output::{PfcRows, collect_output, overflow_error};
 pub use output::{PortOutcome, RankOutcome, RunOutput, RunStats};
+pub use port_outcomes::PortOutcomes;
 
 use crate::units::SimTime;
 

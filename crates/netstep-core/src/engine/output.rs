@@ -8,6 +8,7 @@ use super::RunError;
 use super::chunk::Chunk;
 use super::model::Model;
 use super::node::{Delivery, LpRare, NodeCounters, NodeState, PortState};
+use super::port_outcomes::PortOutcomes;
 use super::trace::TraceSink;
 use crate::flow::{FlowOutcome, FlowOutcomes};
 use crate::pfc::PfcEvent;
@@ -69,8 +70,9 @@ pub struct PortOutcome {
 pub struct RunOutput {
     /// One outcome per flow, by flow id (kept compactly: [`FlowOutcomes`]).
     pub flows: FlowOutcomes,
-    /// Counters of every port that carried traffic, by global port id.
-    pub ports: Vec<PortOutcome>,
+    /// Counters of every port that carried traffic, by global port id (kept compactly:
+    /// [`PortOutcomes`]).
+    pub ports: PortOutcomes,
     /// Totals.
     pub stats: RunStats,
     /// Delivered data packets, sorted, when the model asked for them.
@@ -154,7 +156,6 @@ pub(crate) fn collect_output<'a>(
     let mut drops: BTreeMap<u32, u64> = BTreeMap::new();
     let mut marks = vec![0u64; n];
     // Port ids are node-major (`Network::port_id`) and the states go by node: ascending.
-    let mut ports = Vec::new();
     let mut counters = NodeCounters::default();
     let mut deliveries = Vec::new();
     let mut pfc_events = pfc.kept;
@@ -168,7 +169,7 @@ pub(crate) fn collect_output<'a>(
         .iter()
         .map(|s| s.ports.iter().filter(|p| p.is_used()).count())
         .sum();
-    ports.reserve_exact(used);
+    let mut ports = PortOutcomes::with_capacity(used);
     let no_rare = LpRare::default();
     for state in &by_node {
         let lp = &state.lp;
@@ -237,11 +238,6 @@ pub(crate) fn collect_output<'a>(
         }
         flows.push(outcome);
     }
-    debug_assert!(
-        ports
-            .windows(2)
-            .all(|w: &[PortOutcome]| w[0].port < w[1].port)
-    );
     stats.events = counters.events;
     stats.packet_hops = counters.packet_hops;
     stats.drops = counters.drops;

@@ -481,8 +481,9 @@ fn every_element_together_is_exact_and_thread_invariant() {
     let base = scenario_file(file, &[]);
     let out = run_reference(&base);
     // Every element acts: drops (buffers, policer), failure losses, yellow packets, marks.
-    let sum =
-        |f: fn(&netstep_core::engine::PortOutcome) -> u64| out.ports.iter().map(f).sum::<u64>();
+    let sum = |f: fn(&netstep_core::engine::PortOutcome) -> u64| {
+        out.ports.iter().map(|p| f(&p)).sum::<u64>()
+    };
     assert!(sum(|p| p.drops) > 0 && sum(|p| p.lost) > 0);
     assert!(sum(|p| p.yellow) > 0 && sum(|p| p.ecn_marks) > 0);
     // Every mark is counted once per port and once per flow (flows.ecn_marks).
