@@ -18,6 +18,7 @@ pub mod nic;
 pub mod packet;
 pub mod pfc;
 pub mod queue;
+mod rare_rows;
 pub mod rng;
 pub mod shaping;
 pub mod telemetry;

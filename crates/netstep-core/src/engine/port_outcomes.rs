@@ -8,6 +8,7 @@
 //! row, 48 B per such port; a port's [`PortOutcome`] is rebuilt on demand.
 
 use super::output::PortOutcome;
+use crate::rare_rows::{RareCursor, RareRows};
 
 /// The counters few ports have.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,8 +43,8 @@ pub struct PortOutcomes {
     tx_bytes: Vec<u64>,
     max_queue_packets: Vec<u64>,
     max_queue_bytes: Vec<u64>,
-    /// The rows with a rare counter, ascending by row.
-    rare: Vec<(u32, Rare)>,
+    /// The rows with a rare counter.
+    rare: RareRows<Rare>,
 }
 
 impl PortOutcomes {
@@ -55,7 +56,7 @@ impl PortOutcomes {
             tx_bytes: Vec::with_capacity(n),
             max_queue_packets: Vec::with_capacity(n),
             max_queue_bytes: Vec::with_capacity(n),
-            rare: Vec::new(),
+            rare: RareRows::default(),
         }
     }
 
@@ -75,7 +76,7 @@ impl PortOutcomes {
         self.max_queue_packets.push(outcome.max_queue_packets);
         self.max_queue_bytes.push(outcome.max_queue_bytes);
         if let Some(rare) = Rare::of(&outcome) {
-            self.rare.push((row, rare));
+            self.rare.push(row, rare);
         }
     }
 
@@ -92,11 +93,7 @@ impl PortOutcomes {
     /// The counters of global port `port`, if it carried traffic.
     pub fn get(&self, port: u32) -> Option<PortOutcome> {
         let row = self.port.binary_search(&port).ok()?;
-        let rare = self
-            .rare
-            .binary_search_by_key(&(row as u32), |(r, _)| *r)
-            .map_or(Rare::default(), |i| self.rare[i].1);
-        Some(self.build(row, &rare))
+        Some(self.build(row, &self.rare.get(row).unwrap_or_default()))
     }
 
     /// Every used port's counters, by port id.
@@ -104,7 +101,7 @@ impl PortOutcomes {
         Iter {
             outcomes: self,
             next: 0,
-            next_rare: 0,
+            rare: RareCursor::default(),
         }
     }
 
@@ -156,7 +153,7 @@ impl<'a> IntoIterator for &'a PortOutcomes {
 pub struct Iter<'a> {
     outcomes: &'a PortOutcomes,
     next: usize,
-    next_rare: usize,
+    rare: RareCursor,
 }
 
 impl Iterator for Iter<'_> {
@@ -169,13 +166,7 @@ impl Iterator for Iter<'_> {
         }
         let row = self.next;
         self.next += 1;
-        let rare = match o.rare.get(self.next_rare) {
-            Some(&(r, rare)) if r as usize == row => {
-                self.next_rare += 1;
-                rare
-            }
-            _ => Rare::default(),
-        };
+        let rare = self.rare.at(&o.rare, row).unwrap_or_default();
         Some(o.build(row, &rare))
     }
 

@@ -7,6 +7,7 @@
 //! flows have (drops, retransmissions, timeouts, a dependency, a handshake, a failure) in a
 //! list sorted by flow id, 64 B per such flow; a flow's [`FlowOutcome`] is rebuilt on demand.
 
+use crate::rare_rows::{RareCursor, RareRows};
 use crate::transport::FailureReason;
 use crate::units::{MaybeTime, SimTime};
 
@@ -111,8 +112,8 @@ pub struct FlowOutcomes {
     ecn_marks: Vec<u64>,
     start: Vec<MaybeTime>,
     end: Vec<MaybeTime>,
-    /// The flows with a rare field, ascending by flow id.
-    rare: Vec<(u32, Rare)>,
+    /// The flows with a rare field, by flow id.
+    rare: RareRows<Rare>,
 }
 
 impl FlowOutcomes {
@@ -124,7 +125,7 @@ impl FlowOutcomes {
             ecn_marks: Vec::with_capacity(n),
             start: Vec::with_capacity(n),
             end: Vec::with_capacity(n),
-            rare: Vec::new(),
+            rare: RareRows::default(),
         }
     }
 
@@ -145,7 +146,7 @@ impl FlowOutcomes {
         self.start.push(MaybeTime::new(outcome.start));
         self.end.push(MaybeTime::new(outcome.end));
         if let Some(rare) = Rare::of(&outcome) {
-            self.rare.push((outcome.flow, rare));
+            self.rare.push(outcome.flow, rare);
         }
     }
 
@@ -164,11 +165,7 @@ impl FlowOutcomes {
     /// # Panics
     /// If there is no flow `id`.
     pub fn get(&self, id: usize) -> FlowOutcome {
-        let rare = self
-            .rare
-            .binary_search_by_key(&(id as u32), |(flow, _)| *flow)
-            .map_or(Rare::NONE, |i| self.rare[i].1);
-        self.build(id, &rare)
+        self.build(id, &self.rare.get(id).unwrap_or(Rare::NONE))
     }
 
     /// When flow `id`'s receiver had every byte, if it did: `get(id).end` without rebuilding
@@ -185,7 +182,7 @@ impl FlowOutcomes {
         Iter {
             outcomes: self,
             next: 0,
-            next_rare: 0,
+            rare: RareCursor::default(),
         }
     }
 
@@ -231,7 +228,7 @@ impl FromIterator<FlowOutcome> for FlowOutcomes {
 pub struct Iter<'a> {
     outcomes: &'a FlowOutcomes,
     next: usize,
-    next_rare: usize,
+    rare: RareCursor,
 }
 
 impl Iterator for Iter<'_> {
@@ -243,13 +240,7 @@ impl Iterator for Iter<'_> {
             return None;
         }
         self.next += 1;
-        let rare = match self.outcomes.rare.get(self.next_rare) {
-            Some((flow, rare)) if *flow as usize == id => {
-                self.next_rare += 1;
-                *rare
-            }
-            _ => Rare::NONE,
-        };
+        let rare = self.rare.at(&self.outcomes.rare, id).unwrap_or(Rare::NONE);
         Some(self.outcomes.build(id, &rare))
     }
 

@@ -9,7 +9,7 @@
 //! then about 70 bytes smaller. The answers are the board's in every state (a property test
 //! replays random calls on both).
 
-use super::scoreboard::Scoreboard;
+use super::scoreboard::{Scoreboard, in_window};
 
 /// A [`Scoreboard`] built on first need (see the module docs); same methods, same answers.
 #[derive(Clone, Debug)]
@@ -73,8 +73,7 @@ impl LazyBoard {
     #[inline]
     pub fn sack(&mut self, start: u32, len: u32) -> u32 {
         if self.board.is_none() {
-            let lo = start.max(self.una);
-            let hi = start.saturating_add(len).min(self.high);
+            let (lo, hi) = in_window(start, len, self.una, self.high);
             if lo >= hi {
                 return 0;
             }
@@ -152,11 +151,10 @@ mod tests {
     use super::*;
 
     /// Every answer of the lazy board and of a board built from the start agree.
-    fn same(lazy: &mut LazyBoard, eager: &mut Scoreboard, high: u32) -> Result<(), String> {
-        let facts = |l: &LazyBoard, e: &Scoreboard| (l.pipe(), l.sacked(), e.pipe(), e.sacked());
-        let (lp, ls, ep, es) = facts(lazy, eager);
-        if (lp, ls) != (ep, es) {
-            return Err(format!("pipe/sacked {lp}/{ls} vs {ep}/{es}"));
+    fn same(lazy: &LazyBoard, eager: &Scoreboard, high: u32) -> Result<(), String> {
+        let (l, e) = ((lazy.pipe(), lazy.sacked()), (eager.pipe(), eager.sacked()));
+        if l != e {
+            return Err(format!("pipe and sacked {l:?} vs {e:?}"));
         }
         for s in 0..high + 2 {
             let l = (lazy.is_sacked(s), lazy.is_lost(s), lazy.is_retransmitted(s));
@@ -242,7 +240,7 @@ mod tests {
                         }
                     }
                 }
-                if let Err(e) = same(&mut lazy, &mut eager, high) {
+                if let Err(e) = same(&lazy, &eager, high) {
                     return Err(proptest::test_runner::TestCaseError::fail(e));
                 }
             }

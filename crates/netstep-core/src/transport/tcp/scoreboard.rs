@@ -126,8 +126,7 @@ impl Scoreboard {
     /// The receiver reported `[start, start + len)` as received; returns how many segments
     /// became SACKed.
     pub fn sack(&mut self, start: u32, len: u32) -> u32 {
-        let lo = start.max(self.una);
-        let hi = start.saturating_add(len).min(self.high());
+        let (lo, hi) = in_window(start, len, self.una, self.high());
         if lo >= hi {
             return 0;
         }
@@ -281,6 +280,13 @@ impl Scoreboard {
         }
         self.cursor = self.cursor.max(seq + 1);
     }
+}
+
+/// The part `[lo, hi)` of the SACK block `[start, start + len)` inside the window `[una,
+/// high)` (empty when `lo >= hi`).
+#[inline]
+pub(super) fn in_window(start: u32, len: u32, una: u32, high: u32) -> (u32, u32) {
+    (start.max(una), start.saturating_add(len).min(high))
 }
 
 #[cfg(test)]
